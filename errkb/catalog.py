@@ -1,0 +1,225 @@
+"""catalog.db: built from records/ with sqlite-utils, incrementally, in one transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlite_utils
+
+from .model import Envelope, Record
+from .problems import InvalidInput, Problem
+from .store import DATABASE_FILE, record_files
+from .validate import envelope_from_data
+from .jsonfile import parse_json
+
+FTS_COLUMNS = ["errorMessage", "documentation", "triggerScenarios", "commonSituations", "solutions"]
+LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
+RECORD_TABLES = ["record_tags", "tags", "prevention_tips", "solutions", "records"]
+RUNS_TABLE = "reproduction_runs"
+
+
+def open_db(root: Path) -> sqlite_utils.Database:
+    db = sqlite_utils.Database(root / DATABASE_FILE)
+    db.execute("PRAGMA foreign_keys = ON")
+    return db
+
+
+def ensure_schema(db: sqlite_utils.Database) -> None:
+    if "records" not in db.table_names():
+        columns = {name: _sql_type(info.annotation) for name, info in Record.model_fields.items()}
+        columns.update(datasetVersion=str, contentHash=str, sourceFile=str, lastVerdict=str, lastVerifiedAt=str)
+        db["records"].create(columns, pk="slug", not_null={"slug", "contentHash"})
+        db["records"].enable_fts(FTS_COLUMNS, tokenize="porter", create_triggers=True)
+        for name in ["repo", "errorClass", "errorType", "severity", "lastVerdict"]:
+            db["records"].create_index([name])
+    for table in ["solutions", "prevention_tips"]:
+        if table not in db.table_names():
+            db[table].create(
+                {"slug": str, "position": int, "text": str},
+                pk=("slug", "position"),
+                foreign_keys=[("slug", "records", "slug")],
+            )
+    if "tags" not in db.table_names():
+        db["tags"].create({"name": str}, pk="name")
+    if "record_tags" not in db.table_names():
+        db["record_tags"].create(
+            {"slug": str, "tag": str},
+            pk=("slug", "tag"),
+            foreign_keys=[("slug", "records", "slug"), ("tag", "tags", "name")],
+        )
+        db["record_tags"].create_index(["tag"])
+    ensure_runs_table(db)
+
+
+def ensure_runs_table(db: sqlite_utils.Database) -> None:
+    """Reproduction history. Not derived from records/, so builds (even --full) keep it."""
+    if RUNS_TABLE not in db.table_names():
+        db[RUNS_TABLE].create(
+            {
+                "id": int, "slug": str, "verdict": str, "reason": str, "variant": str, "drift": str,
+                "started_at": str, "seconds": float, "python": str, "torch": str, "library": str,
+                "library_version": str, "packages": str, "cuda_device_count": int, "cuda_devices": str,
+                "host": str, "platform": str, "stages": str,
+            },
+            pk="id",
+        )
+        db[RUNS_TABLE].create_index(["slug", "started_at"])
+
+
+def _sql_type(annotation) -> type:
+    text = str(annotation)
+    if "int" in text and "str" not in text and "list" not in text:
+        return int
+    return str
+
+
+def record_row(envelope: Envelope, content_hash: str, source_file: str) -> dict:
+    row = envelope.record.model_dump()
+    for name in LIST_COLUMNS:
+        row[name] = json.dumps(row[name], ensure_ascii=False)
+    row.update(datasetVersion=envelope.datasetVersion, contentHash=content_hash, sourceFile=source_file)
+    return row
+
+
+@dataclass
+class BuildReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+def build(root: Path, full: bool = False) -> BuildReport:
+    """Bring catalog.db in line with records/. Any invalid file: InvalidInput, and the database is untouched."""
+    files = record_files(root)
+    db = open_db(root)
+    try:
+        with db.atomic():
+            if full:
+                _drop_record_tables(db)
+            ensure_schema(db)
+            known = {row["slug"]: row["contentHash"] for row in db.query("select slug, contentHash from records")}
+            report, problems, upserts = BuildReport(), [], []
+            seen = set()
+            for path in files:
+                raw = path.read_bytes()
+                digest = hashlib.sha256(raw).hexdigest()
+                slug = path.stem
+                seen.add(slug)
+                if known.get(slug) == digest:
+                    report.unchanged += 1
+                    continue
+                try:
+                    envelope = envelope_from_data(parse_json(raw, str(path)), str(path))
+                except InvalidInput as exc:
+                    problems.extend(exc.problems)
+                    continue
+                if envelope.record.slug != slug:
+                    problems.append(Problem(str(path), "$.record.slug", f"found {envelope.record.slug!r}, expected {slug!r} (the file name)"))
+                    continue
+                upserts.append((envelope, digest, path))
+                (report.updated if slug in known else report.added).append(slug)
+            if problems:
+                raise InvalidInput(problems)
+            report.removed = sorted(set(known) - seen)
+            for slug in report.removed:
+                delete_record(db, slug)
+            for envelope, digest, path in upserts:
+                upsert_record(db, envelope, digest, path.relative_to(root).as_posix())
+            if report.changed:
+                refresh_last_verdicts(db)
+                _drop_unused_tags(db)
+    finally:
+        db.close()
+    return report
+
+
+def upsert_record(db: sqlite_utils.Database, envelope: Envelope, content_hash: str, source_file: str) -> None:
+    record = envelope.record
+    delete_children(db, record.slug)
+    db["records"].upsert(record_row(envelope, content_hash, source_file), pk="slug")
+    db["solutions"].insert_all(
+        {"slug": record.slug, "position": i, "text": text} for i, text in enumerate(record.solutions)
+    )
+    db["prevention_tips"].insert_all(
+        {"slug": record.slug, "position": i, "text": text} for i, text in enumerate(record.preventionTips)
+    )
+    db["tags"].insert_all(({"name": tag} for tag in record.tags), ignore=True)
+    db["record_tags"].insert_all({"slug": record.slug, "tag": tag} for tag in record.tags)
+
+
+def delete_children(db: sqlite_utils.Database, slug: str) -> None:
+    for table in ["solutions", "prevention_tips", "record_tags"]:
+        db.execute(f"delete from [{table}] where slug = ?", [slug])
+
+
+def delete_record(db: sqlite_utils.Database, slug: str) -> None:
+    delete_children(db, slug)
+    db.execute("delete from records where slug = ?", [slug])
+
+
+def _drop_unused_tags(db: sqlite_utils.Database) -> None:
+    db.execute("delete from tags where name not in (select tag from record_tags)")
+
+
+def _drop_record_tables(db: sqlite_utils.Database) -> None:
+    for name in RECORD_TABLES:
+        if name in db.table_names():
+            if name == "records" and db["records"].detect_fts():
+                db["records"].disable_fts()
+            db[name].drop()
+
+
+def refresh_last_verdicts(db: sqlite_utils.Database, slugs: list[str] | None = None) -> None:
+    """Copy each record's latest reproduction verdict onto its row, for facets."""
+    where, params = "", []
+    if slugs:
+        where = f"where slug in ({', '.join('?' for _ in slugs)})"
+        params = list(slugs)
+    db.execute(
+        f"""
+        update records set
+          lastVerdict = (select verdict from {RUNS_TABLE} r where r.slug = records.slug
+                         order by started_at desc, id desc limit 1),
+          lastVerifiedAt = (select max(started_at) from {RUNS_TABLE} r
+                            where r.slug = records.slug and r.verdict = 'verified')
+        {where}
+        """,
+        params,
+    )
+
+
+def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
+    """After `errkb add`: upsert the given records into an existing catalog.db."""
+    db = open_db(root)
+    try:
+        with db.atomic():
+            ensure_schema(db)
+            for envelope, path in envelopes:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                upsert_record(db, envelope, digest, path.relative_to(root).as_posix())
+            refresh_last_verdicts(db, [envelope.record.slug for envelope, _ in envelopes])
+    finally:
+        db.close()
+
+
+def last_run(root: Path, slug: str) -> dict | None:
+    """The latest reproduction run of a record, or None (also when there is no catalog.db yet)."""
+    path = root / DATABASE_FILE
+    if not path.exists():
+        return None
+    db = sqlite_utils.Database(path)
+    try:
+        if RUNS_TABLE not in db.table_names():
+            return None
+        rows = list(db.query(f"select * from {RUNS_TABLE} where slug = ? order by started_at desc, id desc limit 1", [slug]))
+        return rows[0] if rows else None
+    finally:
+        db.close()

@@ -1,0 +1,157 @@
+"""The errkb command: a thin click layer over the library."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import click
+
+from . import catalog, store
+from .problems import InvalidInput
+from .validate import check_files, load_envelope
+from .coverage import missing_reproductions
+
+
+def fail(problems) -> None:
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    sys.exit(1)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="errkb")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Catalog root holding records/, reproductions/ and catalog.db.",
+)
+@click.pass_context
+def cli(ctx: click.Context, root: Path) -> None:
+    """errkb: a catalog of ML error records, each proven by a reproduction."""
+    ctx.obj = root
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--replace", is_flag=True, help="Overwrite a record whose slug exists with different content.")
+@click.pass_obj
+def add(root: Path, files: tuple[Path, ...], replace: bool) -> None:
+    """Validate FILES (envelope or bare record) and write them to records/.
+
+    All files are validated before any is written; catalog.db is updated when it exists.
+    """
+    try:
+        plan = store.plan_add(root, list(files), replace)
+    except InvalidInput as exc:
+        fail(exc.problems)
+    written = []
+    for envelope, result in plan:
+        if result.status != "unchanged":
+            store.write_atomically(result.path, store.canonical_text(envelope))
+            written.append((envelope, result.path))
+        click.echo(f"{result.status}: {result.slug} ({result.path})")
+    if written and (root / store.DATABASE_FILE).exists():
+        catalog.add_to_database(root, written)
+        click.echo(f"updated {root / store.DATABASE_FILE}")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.pass_obj
+def validate(root: Path, paths: tuple[Path, ...]) -> None:
+    """Check record files or folders (default: records/) and report every problem.
+
+    Records in the catalog's records/ must also have a reproduction.
+    """
+    files = _expand(paths or (root / store.RECORDS_DIR,))
+    good, problems = check_files(files)
+    problems += missing_reproductions(root, good)
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    click.echo(f"{len(files)} file(s) checked, {len(problems)} problem(s)")
+    sys.exit(1 if problems else 0)
+
+
+def _expand(paths) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return files
+
+
+@cli.command()
+@click.option("--full", is_flag=True, help="Rebuild every record table from scratch (reproduction history is kept).")
+@click.pass_obj
+def build(root: Path, full: bool) -> None:
+    """Build or update catalog.db from records/ (incremental: unchanged files are skipped)."""
+    try:
+        report = catalog.build(root, full=full)
+    except InvalidInput as exc:
+        fail(exc.problems)
+    click.echo(
+        f"{root / store.DATABASE_FILE}: {len(report.added)} added, {len(report.updated)} updated, "
+        f"{len(report.removed)} removed, {report.unchanged} unchanged"
+    )
+
+
+@cli.command()
+@click.argument("slug")
+@click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
+@click.pass_obj
+def show(root: Path, slug: str, as_json: bool) -> None:
+    """Show the record SLUG: message, cause and fixes."""
+    path = store.record_path(root, slug)
+    if not store.is_safe_slug(slug) or not path.exists():
+        click.echo(f"error: no record {slug!r} in {root / store.RECORDS_DIR}", err=True)
+        sys.exit(1)
+    try:
+        envelope = load_envelope(path)
+    except InvalidInput as exc:
+        fail(exc.problems)
+    if as_json:
+        click.echo(json.dumps(envelope.record.model_dump(), indent=2, ensure_ascii=False))
+        return
+    click.echo(render_record(envelope.record, catalog.last_run(root, slug)))
+
+
+def render_record(record, last_run: dict | None) -> str:
+    def para(text: str) -> str:
+        return textwrap.fill(text, width=88, initial_indent="  ", subsequent_indent="  ")
+
+    lines = [
+        f"{record.slug}  [{record.errorClass}, {record.severity}]",
+        f"  {record.errorMessage}",
+        f"  raised at {record.repo} {record.filePath}:{record.lineNumber}",
+        f"  {record.githubUrl}",
+        "",
+        "What happened",
+        para(record.documentation),
+        "",
+        "When it happens",
+        para(record.triggerScenarios),
+        "",
+        "Fixes",
+        *[textwrap.fill(s, width=88, initial_indent=f"  {i}. ", subsequent_indent="     ") for i, s in enumerate(record.solutions, 1)],
+    ]
+    if record.exampleFix:
+        lines += ["", "Example fix", textwrap.indent(record.exampleFix, "    ")]
+    if record.preventionTips:
+        lines += ["", "Prevention", *[f"  - {tip}" for tip in record.preventionTips]]
+    if last_run:
+        lines += ["", f"Verification: {last_run['verdict']} on {last_run['started_at']} ({last_run['host']})"]
+    else:
+        lines += ["", "Verification: never verified (run `errkb reproduce " + record.slug + "`)"]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""Every record in records/ needs reproductions/<slug>.py, except the few listed in reproductions/EXEMPT.
+
+The exemption list exists only while the catalog is being built; tests make sure it can only shrink.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .model import Envelope
+from .problems import Problem
+from .store import RECORDS_DIR, REPRODUCTIONS_DIR
+
+EXEMPTIONS_FILE = "EXEMPT"
+
+
+def exemptions(root: Path) -> set[str]:
+    path = root / REPRODUCTIONS_DIR / EXEMPTIONS_FILE
+    if not path.exists():
+        return set()
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return {line for line in lines if line}
+
+
+def reproduction_path(root: Path, slug: str) -> Path:
+    return root / REPRODUCTIONS_DIR / f"{slug}.py"
+
+
+def missing_reproductions(root: Path, checked: list[tuple[Path, Envelope]]) -> list[Problem]:
+    """Problems for record files that live in root/records/ but break the catalog's rules."""
+    records_dir = (root / RECORDS_DIR).resolve()
+    exempt = exemptions(root)
+    problems = []
+    for path, envelope in checked:
+        if path.resolve().parent != records_dir:
+            continue
+        slug = envelope.record.slug
+        if path.stem != slug:
+            problems.append(Problem(str(path), "$.record.slug", f"found {slug!r}, expected {path.stem!r} (the file name)"))
+        if not reproduction_path(root, slug).exists() and slug not in exempt:
+            problems.append(
+                Problem(str(path), "$.record.slug", f"no reproduction: expected {REPRODUCTIONS_DIR}/{slug}.py")
+            )
+    return problems

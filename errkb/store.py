@@ -1,0 +1,114 @@
+"""The records/ folder: one canonical JSON file per record, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import SLUG_PATTERN, Envelope
+from .problems import InvalidInput, Problem
+from .validate import load_envelope
+
+RECORDS_DIR = "records"
+REPRODUCTIONS_DIR = "reproductions"
+DATABASE_FILE = "catalog.db"
+
+
+def canonical_text(envelope: Envelope) -> str:
+    """The one form a record file has: key order of the seed, 2-space indent, UTF-8, final newline."""
+    return json.dumps(envelope.model_dump(), indent=2, ensure_ascii=False) + "\n"
+
+
+def record_path(root: Path, slug: str) -> Path:
+    return root / RECORDS_DIR / f"{slug}.json"
+
+
+def record_files(root: Path) -> list[Path]:
+    folder = root / RECORDS_DIR
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def differences(old: dict, new: dict) -> list[str]:
+    """Field names whose values differ between two records, for a short summary."""
+    return [key for key in new if old.get(key) != new[key]] + [key for key in old if key not in new]
+
+
+@dataclass
+class AddResult:
+    slug: str
+    status: str  # "added", "replaced" or "unchanged"
+    path: Path
+
+
+def plan_add(root: Path, files: list[Path], replace: bool = False) -> list[tuple[Envelope, AddResult]]:
+    """Validate every file and decide what each would do; raise InvalidInput with every problem, write nothing."""
+    problems: list[Problem] = []
+    planned: dict[str, tuple[Path, Envelope]] = {}
+    results = []
+    for file in files:
+        try:
+            envelope = load_envelope(file)
+        except InvalidInput as exc:
+            problems.extend(exc.problems)
+            continue
+        slug = envelope.record.slug
+        if slug in planned and planned[slug][1].record != envelope.record:
+            problems.append(Problem(str(file), "$.record.slug", f"slug {slug!r} is also given by {planned[slug][0]} with other content"))
+            continue
+        planned[slug] = (file, envelope)
+        target = record_path(root, slug)
+        status = "added"
+        if target.exists():
+            try:
+                existing = load_envelope(target)
+            except InvalidInput:
+                existing = None
+            if existing is not None and existing.record == envelope.record:
+                status = "unchanged"
+            elif not replace:
+                changed = differences(existing.record.model_dump(), envelope.record.model_dump()) if existing else ["(existing file is invalid)"]
+                problems.append(
+                    Problem(
+                        str(file),
+                        "$.record.slug",
+                        f"slug {slug!r} already exists in {target} with different content "
+                        f"(differs in: {', '.join(changed)}); use --replace to overwrite",
+                    )
+                )
+                continue
+            else:
+                status = "replaced"
+        results.append((envelope, AddResult(slug, status, target)))
+    if problems:
+        raise InvalidInput(problems)
+    return results
+
+
+def add_files(root: Path, files: list[Path], replace: bool = False) -> list[AddResult]:
+    plan = plan_add(root, files, replace)
+    for envelope, result in plan:
+        if result.status != "unchanged":
+            write_atomically(result.path, canonical_text(envelope))
+    return [result for _, result in plan]
+
+
+def is_safe_slug(slug: str) -> bool:
+    return re.fullmatch(SLUG_PATTERN, slug) is not None

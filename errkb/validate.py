@@ -1,0 +1,63 @@
+"""Turn a file into an Envelope, or into every problem it has, each naming the file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .jsonfile import read_json
+from .model import CrossFieldError, Envelope
+from .problems import InvalidInput, Problem, describe, json_path
+
+
+def envelope_from_data(data, name: str) -> Envelope:
+    """Accept the envelope or a bare record (then datasetVersion is the record's analyzedAt)."""
+    if not isinstance(data, dict):
+        raise InvalidInput([Problem(name, "$", f"found {type(data).__name__}, expected a JSON object")])
+    is_envelope = "record" in data
+    if not is_envelope:
+        data = {"record": data, "datasetVersion": data.get("analyzedAt")}
+    try:
+        return Envelope.model_validate(data)
+    except ValidationError as exc:
+        problems = [p for error in exc.errors() for p in _problems(error, name, is_envelope)]
+        raise InvalidInput(problems) from None
+
+
+def _problems(error: dict, name: str, is_envelope: bool):
+    loc = tuple(error["loc"]) if is_envelope else tuple(error["loc"])[1:]
+    if not is_envelope and error["loc"] == ("datasetVersion",):
+        loc = ("analyzedAt",)  # a bare record's datasetVersion is its analyzedAt
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, CrossFieldError):
+        for field, message in cause.problems:
+            yield Problem(name, json_path(loc + (field,) if field != "datasetVersion" else (field,)), message)
+        return
+    found = describe(error.get("input"))
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        message = f"unknown field {loc[-1]!r}, expected only the schema-v2 fields"
+    elif kind == "missing":
+        message = "missing required field"
+    elif kind == "model_type" or kind == "model_attributes_type":
+        message = f"found {found}, expected a JSON object"
+    else:
+        message = f"found {found}, expected: {error['msg']}"
+    yield Problem(name, json_path(loc), message)
+
+
+def load_envelope(path: Path, display: str | None = None) -> Envelope:
+    name = display or str(path)
+    return envelope_from_data(read_json(path, name), name)
+
+
+def check_files(paths: list[Path]) -> tuple[list[tuple[Path, Envelope]], list[Problem]]:
+    """Validate every file; return the good ones and all problems of the bad ones."""
+    good, problems = [], []
+    for path in paths:
+        try:
+            good.append((path, load_envelope(path)))
+        except InvalidInput as exc:
+            problems.extend(exc.problems)
+    return good, problems
