@@ -119,6 +119,14 @@ def show(root: Path, slug: str, as_json: bool) -> None:
     click.echo(render_record(envelope.record, catalog.last_run(root, slug)))
 
 
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema of a record file (generated from the models)."""
+    from .schema import schema_text
+
+    click.echo(schema_text(), nl=False)
+
+
 def render_record(record, last_run: dict | None) -> str:
     def para(text: str) -> str:
         return textwrap.fill(text, width=88, initial_indent="  ", subsequent_indent="  ")

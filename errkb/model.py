@@ -143,3 +143,38 @@ class Envelope(BaseModel):
                 [("datasetVersion", f"datasetVersion {self.datasetVersion!r} is not a real date and time")]
             ) from None
         return self
+
+
+FIELD_DESCRIPTIONS = {
+    "id": "16 lowercase hex digits identifying the record.",
+    "repo": "GitHub repository (owner/name) whose code raises the error.",
+    "slug": "Kebab-case name of the record, unique in the catalog; also its file name.",
+    "errorCode": "A code the library attaches to the error, if any.",
+    "errorMessage": "The exact message, as the analysed version produces it.",
+    "messagePattern": "RE2 regular expression matching the message, tolerant of its variable parts.",
+    "errorType": "Kind of error (validation, device, shape, distributed, ...).",
+    "errorClass": "Exception or warning class raised, e.g. ValueError or UserWarning.",
+    "httpStatus": "HTTP status, for errors surfaced over HTTP; otherwise null.",
+    "severity": "critical, error, warning or info.",
+    "filePath": "File in the repository that raises the error (relative path).",
+    "lineNumber": "Line of the raise site in filePath.",
+    "sourceCode": "Source excerpt from sourceCodeStart to sourceCodeEnd.",
+    "sourceCodeStart": "First line of the excerpt.",
+    "sourceCodeEnd": "Last line of the excerpt.",
+    "githubUrl": "Link to the excerpt on GitHub at analyzedSha.",
+    "documentation": "What happened and why.",
+    "triggerScenarios": "What code paths and settings trigger the error.",
+    "commonSituations": "Where people usually meet it.",
+    "solutions": "Fixes, each checked by the record's reproduction.",
+    "exampleFix": "Code before and after the fix.",
+    "handlingStrategy": "How code should handle it (validation, guard, configuration, ...).",
+    "validationCode": "Code that checks for the condition before it fails.",
+    "typeGuard": "A type guard that prevents the error, if any.",
+    "tryCatchPattern": "How to catch and handle the error, if that is sensible.",
+    "preventionTips": "Habits that keep the error away.",
+    "tags": "Kebab-case tags for facets.",
+    "backgroundTag": "One tag naming the background of the error.",
+    "analyzedSha": "40-hex commit of repo the excerpt and line were taken from.",
+    "analyzedAt": "When the record was analysed (ISO 8601).",
+    "schemaVersion": "Always 2.",
+}

@@ -1,0 +1,64 @@
+"""A small classifier with BatchNorm1d is trained with a DataLoader whose dataset size (9) is not a
+multiple of the batch size (4), so the last batch of the epoch holds a single sample. In training mode
+batch norm needs more than one value per channel to compute a batch variance, and
+torch.nn.functional.batch_norm checks this up front (_verify_batch_size), raising "Expected more than 1
+value per channel when training, got input size torch.Size([1, 8])". The same check fires for a single
+sample pushed through a model still in train mode, and, on multi-GPU machines, when nn.DataParallel
+splits a small batch so that one replica gets one sample (not run here: it needs several GPUs). fix()
+trains the same epoch with drop_last=True (every step runs, losses are finite) and runs single-sample
+inference after model.eval(), where the running statistics are used and the result equals the
+batched result for that sample.
+"""
+
+NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+
+import math
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def _model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))
+
+
+def _dataset():
+    g = torch.Generator().manual_seed(0)
+    return TensorDataset(torch.randn(9, 4, generator=g), torch.randint(0, 2, (9,), generator=g))
+
+
+def _train_one_epoch(model, loader):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.train()
+    losses = []
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def trigger():
+    loader = DataLoader(_dataset(), batch_size=4)  # batches of 4, 4, 1
+    _train_one_epoch(_model(), loader)  # ValueError on the last batch
+
+
+def fix():
+    model = _model()
+    # Fix 1: drop the incomplete last batch while training.
+    loader = DataLoader(_dataset(), batch_size=4, drop_last=True)
+    losses = _train_one_epoch(model, loader)
+    assert len(losses) == 2 and all(math.isfinite(v) for v in losses)
+
+    # Fix 2: single-sample inference in eval mode (running statistics instead of batch statistics).
+    model.eval()
+    x_all, _ = _dataset().tensors
+    with torch.no_grad():
+        batched = model(x_all)
+        single = model(x_all[:1])
+    assert single.shape == (1, 2)
+    assert torch.allclose(single, batched[:1], atol=1e-6)

@@ -1,0 +1,62 @@
+"""A dataset returns each padded sequence with its length as a one-element tensor, torch.tensor([n]); the
+default collate function stacks those into a (batch, 1) tensor, which is then passed to
+pack_padded_sequence as `lengths`. The Python wrapper (torch/nn/utils/rnn.py) casts tensor lengths to
+int64 but does not reshape them or move them to the CPU, and the C++ operator
+(aten/src/ATen/native/PackedSequence.cpp, checkLongTensor) rejects anything that is not a 1-D CPU int64
+tensor: "... but got 2D cpu Long tensor". This 2-D case is a real cause on a CPU-only machine; lengths that
+live on a GPU reach the same check (the message then says "1D cuda:0 Long tensor") and are described in the
+record, not run here. fix() passes the lengths as a 1-D CPU tensor (flattened) and as a plain list,
+then checks that an LSTM runs on the packed batch and that unpacking gives back the input and lengths.
+"""
+
+NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+
+import torch
+import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from torch.utils.data import DataLoader, Dataset
+
+LENGTHS = [5, 3, 2]  # already in decreasing order, so only the lengths' shape is wrong
+MAX_LEN, FEATURES = 5, 4
+
+
+class PaddedSequences(Dataset):
+    def __init__(self):
+        g = torch.Generator().manual_seed(0)
+        self.items = []
+        for n in LENGTHS:
+            x = torch.zeros(MAX_LEN, FEATURES)
+            x[:n] = torch.randn(n, FEATURES, generator=g)
+            self.items.append((x, torch.tensor([n])))  # length as a 1-element tensor
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+def _batch():
+    x, lengths = next(iter(DataLoader(PaddedSequences(), batch_size=len(LENGTHS))))
+    assert lengths.shape == (len(LENGTHS), 1)  # collated to 2-D
+    return x, lengths
+
+
+def trigger():
+    x, lengths = _batch()
+    pack_padded_sequence(x, lengths, batch_first=True)  # RuntimeError from the C++ op
+
+
+def fix():
+    x, lengths = _batch()
+    lstm = nn.LSTM(FEATURES, 6, batch_first=True)
+    for good_lengths in (lengths.view(-1).cpu(), lengths.view(-1).tolist()):
+        packed = pack_padded_sequence(x, good_lengths, batch_first=True)
+        assert packed.batch_sizes.tolist() == [3, 3, 2, 1, 1]
+        out, _ = lstm(packed)
+        padded_out, out_lengths = pad_packed_sequence(out, batch_first=True)
+        assert padded_out.shape == (len(LENGTHS), MAX_LEN, 6)
+        assert torch.isfinite(padded_out).all()
+        unpacked, unpacked_lengths = pad_packed_sequence(packed, batch_first=True, total_length=MAX_LEN)
+        assert torch.equal(unpacked, x)
+        assert unpacked_lengths.tolist() == LENGTHS == out_lengths.tolist()

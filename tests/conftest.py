@@ -1,0 +1,33 @@
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from errkb.cli import cli
+
+REPO = Path(__file__).resolve().parents[1]
+SEED_SLUG = "dataparallel-not-supported-when-crf-is-used"
+SEED_RECORD = REPO / "records" / f"{SEED_SLUG}.json"
+SHARED_SEED = REPO.parent / "shared" / "seeds" / "000_be5b0b299e0860bf.txt"
+
+
+def run_cli(*args, root: Path | None = None):
+    argv = (["--root", str(root)] if root else []) + [str(a) for a in args]
+    return CliRunner().invoke(cli, argv, catch_exceptions=False)
+
+
+def tree_digest(root: Path) -> dict:
+    """Every file under records/ and catalog.db, by content: to prove nothing was written."""
+    files = sorted((root / "records").glob("**/*")) + [root / "catalog.db"]
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
+
+
+@pytest.fixture
+def seeded_root(tmp_path: Path) -> Path:
+    """A catalog root holding the seed record and a built catalog.db."""
+    (tmp_path / "records").mkdir()
+    shutil.copy(SEED_RECORD, tmp_path / "records")
+    assert run_cli("build", root=tmp_path).exit_code == 0
+    return tmp_path

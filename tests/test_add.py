@@ -1,0 +1,92 @@
+"""errkb add: canonical files, idempotence, conflicts, several files at once."""
+
+import json
+import shutil
+
+from conftest import REPO, SEED_RECORD, SEED_SLUG, SHARED_SEED, run_cli, tree_digest
+
+EXAMPLES = REPO / "tests" / "examples"
+
+
+def test_seed_record_is_the_shared_seed_unchanged():
+    stored = json.loads(SEED_RECORD.read_text())
+    if SHARED_SEED.exists():
+        assert stored == json.loads(SHARED_SEED.read_text())
+    text = SEED_RECORD.read_text(encoding="utf-8")
+    assert text.endswith("}\n") and text.startswith('{\n  "record": {\n    "id"')
+
+
+def test_add_writes_the_canonical_form(tmp_path):
+    result = run_cli("add", EXAMPLES / "valid" / "seed-envelope.txt", root=tmp_path)
+    assert result.exit_code == 0
+    assert (tmp_path / "records" / f"{SEED_SLUG}.json").read_bytes() == SEED_RECORD.read_bytes()
+    assert not [p for p in (tmp_path / "records").iterdir() if p.name.startswith(".")]
+
+
+def test_readding_the_same_record_in_any_form_is_unchanged(seeded_root):
+    before = tree_digest(seeded_root)
+    for name in ["seed-envelope.txt", "seed-bare.json", "seed-crlf.json"]:
+        result = run_cli("add", EXAMPLES / "valid" / name, root=seeded_root)
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout.startswith(f"unchanged: {SEED_SLUG}")
+    assert tree_digest(seeded_root) == before
+
+
+def test_conflicting_record_is_refused_with_a_summary_then_replaced(seeded_root):
+    conflict = EXAMPLES / "invalid" / "slug-conflict.json"
+    result = run_cli("add", conflict, root=seeded_root)
+    assert result.exit_code == 1
+    assert "differs in: documentation" in result.stderr
+    result = run_cli("add", "--replace", conflict, root=seeded_root)
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"replaced: {SEED_SLUG}")
+    stored = json.loads((seeded_root / "records" / f"{SEED_SLUG}.json").read_text())
+    assert stored["record"]["documentation"] == "Another story about the same slug."
+    # catalog.db existed, so add updated it too
+    from sqlite_utils import Database
+
+    row = Database(seeded_root / "catalog.db")["records"].get(SEED_SLUG)
+    assert row["documentation"] == "Another story about the same slug."
+
+
+def test_all_files_are_validated_before_any_is_written(seeded_root):
+    before = tree_digest(seeded_root)
+    good = EXAMPLES / "valid" / "cpp-raise-site.json"
+    bad = EXAMPLES / "invalid" / "bad-enum.json"
+    result = run_cli("add", good, bad, root=seeded_root)
+    assert result.exit_code == 1
+    assert "bad-enum.json" in result.stderr
+    assert tree_digest(seeded_root) == before
+    result = run_cli("add", good, EXAMPLES / "valid" / "nulls-and-empty-tips.json", root=seeded_root)
+    assert result.exit_code == 0
+    assert len(list((seeded_root / "records").glob("*.json"))) == 3
+
+
+def test_two_inputs_with_one_slug_and_different_content_are_refused(tmp_path):
+    result = run_cli("add", EXAMPLES / "valid" / "seed-bare.json", EXAMPLES / "invalid" / "slug-conflict.json", root=tmp_path)
+    assert result.exit_code == 1
+    assert "other content" in result.stderr
+    assert not (tmp_path / "records").exists() or not list((tmp_path / "records").iterdir())
+
+
+def test_records_dir_is_created_on_first_add(tmp_path):
+    root = tmp_path / "fresh"
+    root.mkdir()
+    assert run_cli("add", SEED_RECORD, root=root).exit_code == 0
+    assert (root / "records" / f"{SEED_SLUG}.json").exists()
+    assert not (root / "catalog.db").exists()  # add only updates a database that exists
+
+
+def test_missing_input_file_is_named(tmp_path):
+    result = run_cli("add", tmp_path / "nope.json", root=tmp_path)
+    assert result.exit_code == 1
+    assert "nope.json: $: cannot read file" in result.stderr
+
+
+def test_copy_of_seed_with_other_slug_is_a_new_record(seeded_root, tmp_path):
+    data = json.loads(SEED_RECORD.read_text())
+    data["record"]["slug"] = "seed-copy"
+    path = tmp_path / "copy.json"
+    path.write_text(json.dumps(data))
+    assert run_cli("add", path, root=seeded_root).exit_code == 0
+    shutil.rmtree(seeded_root / "records")

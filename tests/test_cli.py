@@ -1,0 +1,79 @@
+"""errkb validate, show, exit codes, and the promise that bad input never shows a traceback."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli
+
+EXAMPLES = REPO / "tests" / "examples"
+
+
+def test_validate_reports_every_problem_in_every_file(tmp_path):
+    data = json.loads(SEED_RECORD.read_text())
+    data["record"].update(id="XYZ", severity="fatal", extra=1)
+    (tmp_path / "many.json").write_text(json.dumps(data))
+    shutil.copy(EXAMPLES / "invalid" / "empty.json", tmp_path)
+    shutil.copy(EXAMPLES / "valid" / "seed-bare.json", tmp_path)
+    result = run_cli("validate", tmp_path)
+    assert result.exit_code == 1
+    for expected in ["many.json: $.record.id", "many.json: $.record.severity", "many.json: $.record.extra", "empty.json: $: file is empty"]:
+        assert expected in result.stderr
+    assert "3 file(s) checked, 4 problem(s)" in result.stdout
+
+
+def test_validate_requires_a_reproduction_for_catalog_records(seeded_root):
+    result = run_cli("validate", root=seeded_root)
+    assert result.exit_code == 1
+    assert f"no reproduction: expected reproductions/{SEED_SLUG}.py" in result.stderr
+    (seeded_root / "reproductions").mkdir()
+    (seeded_root / "reproductions" / f"{SEED_SLUG}.py").write_text("NEEDS = {}\n")
+    assert run_cli("validate", root=seeded_root).exit_code == 0
+    (seeded_root / "reproductions" / f"{SEED_SLUG}.py").unlink()
+    (seeded_root / "reproductions" / "EXEMPT").write_text(f"{SEED_SLUG}  # being written\n")
+    assert run_cli("validate", root=seeded_root).exit_code == 0
+
+
+def test_the_catalog_itself_is_valid_and_the_exemption_list_only_shrinks():
+    from errkb.coverage import exemptions
+
+    # Exemptions when the catalog was opened: none. Add none; remove entries as reproductions land.
+    assert exemptions(REPO) <= set()
+    result = run_cli("validate", root=REPO)
+    assert result.exit_code == 0, result.stderr
+
+
+def test_show_for_people_and_as_json(seeded_root):
+    result = run_cli("show", SEED_SLUG, root=seeded_root)
+    assert result.exit_code == 0
+    assert "DataParallel not supported when CRF is used" in result.stdout
+    assert "hanlp/components/taggers/tagger.py:37" in result.stdout
+    assert "1. Train on a single GPU" in result.stdout
+    assert "never verified" in result.stdout
+    result = run_cli("show", "--json", SEED_SLUG, root=seeded_root)
+    assert json.loads(result.stdout) == json.loads(SEED_RECORD.read_text())["record"]
+
+
+def test_show_unknown_or_unsafe_slug(seeded_root):
+    for slug in ["no-such-record", "../records/x"]:
+        result = run_cli("show", slug, root=seeded_root)
+        assert result.exit_code == 1
+        assert "no record" in result.stderr
+
+
+def test_bad_input_through_the_real_command_has_no_traceback(tmp_path):
+    env = dict(os.environ)
+    for name in ["deeply-nested.json", "non-utf8.json", "record-null.json"]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "errkb.cli", "--root", str(tmp_path), "add", str(EXAMPLES / "invalid" / name)],
+            capture_output=True, text=True, env=env,
+        )
+        assert proc.returncode == 1, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert name in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "errkb.cli", "add"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    proc = subprocess.run([sys.executable, "-m", "errkb.cli", "frobnicate"], capture_output=True, text=True)
+    assert proc.returncode == 2

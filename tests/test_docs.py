@@ -1,0 +1,37 @@
+"""The docs are tested against the code: the CLI reference, and the README's commands in CI."""
+
+import re
+
+from conftest import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def fresh_machine_commands() -> list[str]:
+    blocks = re.findall(r"```bash\n(.*?)```", README, flags=re.S)[:2]
+    return [next(line for line in block.splitlines() if line and not line.startswith("#")) for block in blocks]
+
+
+def test_cli_reference_is_current():
+    from errkb.clidoc import with_reference
+
+    assert README == with_reference(README), "run: python -m errkb.clidoc README.md"
+
+
+def test_every_command_is_documented():
+    from errkb.cli import cli
+
+    for name in cli.commands:
+        assert f"### errkb {name}\n" in README
+
+
+def test_readme_starts_with_the_two_fresh_machine_commands():
+    serve, tests = fresh_machine_commands()
+    assert "errkb serve" in serve and "pip install" in serve
+    assert "pytest" in tests and "pip install" in tests
+
+
+def test_ci_runs_the_readme_test_command():
+    _, tests = fresh_machine_commands()
+    ci = (REPO / ".ci" / "run").read_text()
+    assert tests in ci.splitlines()
