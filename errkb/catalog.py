@@ -76,11 +76,18 @@ def _sql_type(annotation) -> type:
     return str
 
 
-def record_row(envelope: Envelope, content_hash: str, source_file: str) -> dict:
+def record_row(envelope: Envelope, content_hash: str, source_file: str, verdicts: dict) -> dict:
     row = envelope.record.model_dump()
     for name in LIST_COLUMNS:
         row[name] = json.dumps(row[name], ensure_ascii=False)
-    row.update(datasetVersion=envelope.datasetVersion, contentHash=content_hash, sourceFile=source_file)
+    last_verdict, last_verified_at = verdicts.get(row["slug"], (None, None))
+    row.update(
+        datasetVersion=envelope.datasetVersion,
+        contentHash=content_hash,
+        sourceFile=source_file,
+        lastVerdict=last_verdict,
+        lastVerifiedAt=last_verified_at,
+    )
     return row
 
 
@@ -129,40 +136,45 @@ def build(root: Path, full: bool = False) -> BuildReport:
             if problems:
                 raise InvalidInput(problems)
             report.removed = sorted(set(known) - seen)
-            for slug in report.removed:
-                delete_record(db, slug)
-            for envelope, digest, path in upserts:
-                upsert_record(db, envelope, digest, path.relative_to(root).as_posix())
+            delete_records(db, report.removed)
+            upsert_records(db, [(env, digest, path.relative_to(root).as_posix()) for env, digest, path in upserts])
             if report.changed:
-                refresh_last_verdicts(db)
                 _drop_unused_tags(db)
     finally:
         db.close()
     return report
 
 
-def upsert_record(db: sqlite_utils.Database, envelope: Envelope, content_hash: str, source_file: str) -> None:
-    record = envelope.record
-    delete_children(db, record.slug)
-    db["records"].upsert(record_row(envelope, content_hash, source_file), pk="slug")
+def upsert_records(db: sqlite_utils.Database, items: list[tuple[Envelope, str, str]]) -> None:
+    """Insert or replace records (envelope, content hash, source file) with their child rows, in bulk."""
+    records = [envelope.record for envelope, _, _ in items]
+    delete_children(db, [record.slug for record in records])
+    verdicts = latest_verdicts(db)
+    db["records"].upsert_all((record_row(*item, verdicts) for item in items), pk="slug")
     db["solutions"].insert_all(
-        {"slug": record.slug, "position": i, "text": text} for i, text in enumerate(record.solutions)
+        {"slug": r.slug, "position": i, "text": text} for r in records for i, text in enumerate(r.solutions)
     )
     db["prevention_tips"].insert_all(
-        {"slug": record.slug, "position": i, "text": text} for i, text in enumerate(record.preventionTips)
+        {"slug": r.slug, "position": i, "text": text} for r in records for i, text in enumerate(r.preventionTips)
     )
-    db["tags"].insert_all(({"name": tag} for tag in record.tags), ignore=True)
-    db["record_tags"].insert_all({"slug": record.slug, "tag": tag} for tag in record.tags)
+    db["tags"].insert_all(({"name": tag} for r in records for tag in r.tags), ignore=True)
+    db["record_tags"].insert_all({"slug": r.slug, "tag": tag} for r in records for tag in r.tags)
 
 
-def delete_children(db: sqlite_utils.Database, slug: str) -> None:
+def delete_children(db: sqlite_utils.Database, slugs: list[str]) -> None:
     for table in ["solutions", "prevention_tips", "record_tags"]:
-        db.execute(f"delete from [{table}] where slug = ?", [slug])
+        _delete_where_slug_in(db, table, slugs)
 
 
-def delete_record(db: sqlite_utils.Database, slug: str) -> None:
-    delete_children(db, slug)
-    db.execute("delete from records where slug = ?", [slug])
+def delete_records(db: sqlite_utils.Database, slugs: list[str]) -> None:
+    delete_children(db, slugs)
+    _delete_where_slug_in(db, "records", slugs)
+
+
+def _delete_where_slug_in(db: sqlite_utils.Database, table: str, slugs: list[str], chunk: int = 500) -> None:
+    for start in range(0, len(slugs), chunk):
+        part = slugs[start : start + chunk]
+        db.execute(f"delete from [{table}] where slug in ({', '.join('?' * len(part))})", part)
 
 
 def _drop_unused_tags(db: sqlite_utils.Database) -> None:
@@ -175,6 +187,19 @@ def _drop_record_tables(db: sqlite_utils.Database) -> None:
             if name == "records" and db["records"].detect_fts():
                 db["records"].disable_fts()
             db[name].drop()
+
+
+def latest_verdicts(db: sqlite_utils.Database) -> dict[str, tuple[str, str | None]]:
+    """slug -> (latest verdict, time of the latest verified run), from the reproduction history."""
+    rows = db.query(
+        f"""
+        select slug, verdict,
+          (select max(started_at) from {RUNS_TABLE} v where v.slug = r.slug and v.verdict = 'verified') as verified_at
+        from {RUNS_TABLE} r
+        where id = (select id from {RUNS_TABLE} l where l.slug = r.slug order by started_at desc, id desc limit 1)
+        """
+    )
+    return {row["slug"]: (row["verdict"], row["verified_at"]) for row in rows}
 
 
 def refresh_last_verdicts(db: sqlite_utils.Database, slugs: list[str] | None = None) -> None:
@@ -202,10 +227,13 @@ def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
     try:
         with db.atomic():
             ensure_schema(db)
-            for envelope, path in envelopes:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                upsert_record(db, envelope, digest, path.relative_to(root).as_posix())
-            refresh_last_verdicts(db, [envelope.record.slug for envelope, _ in envelopes])
+            upsert_records(
+                db,
+                [
+                    (envelope, hashlib.sha256(path.read_bytes()).hexdigest(), path.relative_to(root).as_posix())
+                    for envelope, path in envelopes
+                ],
+            )
     finally:
         db.close()
 

@@ -157,6 +157,11 @@ def render_record(record, last_run: dict | None) -> str:
     return "\n".join(lines)
 
 
+from .web.serve import serve  # noqa: E402  (datasette itself is imported only when serving)
+
+cli.add_command(serve)
+
+
 def main() -> None:
     cli()
 

@@ -1,0 +1,148 @@
+"""What Datasette shows about the catalog: title, description, license, facets, column descriptions."""
+
+from __future__ import annotations
+
+from markupsafe import Markup, escape
+
+from . import urls
+from .urls import BROWSE_COLUMNS
+
+TITLE = "errkb: ML error records"
+LICENSE = "Apache-2.0"
+LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
+SOURCE = "records/*.json in the errkb repository, built with `errkb build`"
+
+FACETS = ["repo", "errorClass", "errorType", "severity", {"array": "tags"}, "lastVerdict"]
+
+RECORD_COLUMNS = {
+    "slug": "Permanent name of the record, kebab-case; the record page is /-/errkb/record/<slug>",
+    "id": "16 hex digits, stable across renames",
+    "repo": "GitHub repository (owner/name) whose code raises the error",
+    "errorCode": "Error code when the library has one",
+    "errorMessage": "The exact message the library produces for the reproduction's case",
+    "messagePattern": "RE2 regular expression (search semantics) matching the message and its variants",
+    "errorType": "Kind of error: validation, configuration, device, shape, type, state, runtime, ...",
+    "errorClass": "Exception or warning class raised, e.g. RuntimeError or torch.OutOfMemoryError",
+    "httpStatus": "HTTP status, for errors that carry one",
+    "severity": "critical, error, warning or info",
+    "filePath": "File inside repo holding the raise site",
+    "lineNumber": "Line of the raise site in filePath at analyzedSha",
+    "sourceCode": "Excerpt of filePath from sourceCodeStart to sourceCodeEnd",
+    "sourceCodeStart": "First line of the excerpt",
+    "sourceCodeEnd": "Last line of the excerpt",
+    "githubUrl": "The excerpt on GitHub at analyzedSha",
+    "documentation": "What happened and why",
+    "triggerScenarios": "What a program does to trigger it",
+    "commonSituations": "Where people meet it in practice",
+    "solutions": "Fixes, as a JSON list",
+    "exampleFix": "Before/after code of the main fix",
+    "handlingStrategy": "How code should handle it: validation, guard, configuration, refactor, retry, ...",
+    "validationCode": "Code that checks for the situation before it fails",
+    "typeGuard": "A type guard that avoids the error",
+    "tryCatchPattern": "How to catch and handle it",
+    "preventionTips": "Habits that avoid the error, as a JSON list",
+    "tags": "Topics, as a JSON list (array facet)",
+    "backgroundTag": "The one tag that names the background of the error",
+    "analyzedSha": "Commit of repo the excerpt was taken from",
+    "analyzedAt": "When the source was analyzed",
+    "schemaVersion": "Version of the record schema",
+    "datasetVersion": "Version (time) of the dataset the record file belongs to",
+    "contentHash": "SHA-256 of the record file, for incremental builds",
+    "sourceFile": "The record file in the repository",
+    "lastVerdict": "Verdict of the latest reproduction run (verified, not-reproduced, wrong-error, ...)",
+    "lastVerifiedAt": "When a reproduction last verified the record",
+}
+
+RUN_COLUMNS = {
+    "verdict": "verified, not-reproduced, wrong-error, fix-failed, skipped, timeout or crashed",
+    "reason": "Why, in words (expected vs actual for wrong-error)",
+    "variant": "Which variant of the reproduction ran (e.g. a CPU stand-in)",
+    "drift": "Where the raise line moved in the installed library, if it did",
+    "started_at": "When the run started",
+    "seconds": "How long it took",
+    "library": "The package the record is about",
+    "library_version": "Its installed version",
+    "packages": "Installed versions of the packages the reproduction needs",
+    "cuda_device_count": "CUDA devices visible to the run",
+    "cuda_devices": "Their names",
+    "stages": "What each stage (trigger, fix) did",
+}
+
+SEARCH_SQL = """
+select records.slug, records.errorClass, records.errorMessage,
+  snippet(records_fts, -1, char(57344), char(57345), ' … ', 24) as snippet,
+  records.lastVerdict
+from records_fts join records on records.rowid = records_fts.rowid
+where records_fts match :q
+order by bm25(records_fts, 10.0, 1.0, 1.0, 1.0, 1.0)
+limit 50
+""".strip()
+SNIPPET_START, SNIPPET_END = "\ue000", "\ue001"  # char(57344), char(57345): marks the hits in snippets
+
+
+def build(datasette, databases: list[str]) -> dict:
+    """Metadata for the instance and each catalog database, in get_metadata's shape."""
+    if not databases:
+        return {}
+    name = databases[0]
+    return {
+        "title": TITLE,
+        "description_html": home_html(datasette, name),
+        "license": LICENSE,
+        "license_url": LICENSE_URL,
+        "source": SOURCE,
+        "databases": {database: database_metadata() for database in databases},
+    }
+
+
+def database_metadata() -> dict:
+    return {
+        "description": "The errkb catalog: one row per error record, with its fixes, tags and reproduction runs.",
+        "tables": {
+            "records": {
+                "description": "One row per error record. Click a message to open the record page.",
+                "facets": FACETS,
+                "columns": RECORD_COLUMNS,
+            },
+            "reproduction_runs": {
+                "description": "Every run of `errkb reproduce`: what it proved, where, with which versions.",
+                "facets": ["verdict", "library_version", "cuda_device_count", "host"],
+                "sort_desc": "started_at",
+                "columns": RUN_COLUMNS,
+            },
+            "solutions": {"description": "The fixes of each record, in order."},
+            "prevention_tips": {"description": "The prevention tips of each record, in order."},
+            "tags": {"description": "Every tag in use."},
+            "record_tags": {"description": "Which record has which tag.", "facets": ["tag"]},
+        },
+        "queries": {
+            "search": {
+                "title": "Search the records",
+                "description": "Full-text search over messages, documentation, scenarios and solutions.",
+                "sql": SEARCH_SQL,
+            }
+        },
+    }
+
+
+def home_html(datasette, database: str) -> Markup:
+    browse = urls.records_table(datasette, database, browse=True)
+    hidden = "".join(
+        Markup('<input type="hidden" name="_col" value="{}">').format(column) for column in BROWSE_COLUMNS
+    )
+    return Markup(
+        "<p>Errors raised by ML libraries, one record each: the message, where it is raised, why, "
+        "how to fix it, and whether a reproduction proved it true.</p>"
+        '<form class="errkb-home-search" action="{table}" method="get">'
+        '<input type="search" name="_search" aria-label="Search the records" '
+        'placeholder="Search messages, causes and fixes, e.g. DataParallel">{hidden}'
+        '<input type="submit" value="Search"></form>'
+        '<p class="errkb-home-links"><a href="{match}">Paste a traceback</a> to find its record'
+        ' · <a href="{browse}">Browse all records</a></p>'
+    ).format(table=urls.records_table(datasette, database), hidden=hidden, match=urls.match(datasette), browse=browse)
+
+
+def snippet_html(value: str) -> Markup:
+    """A search snippet with its hits marked, everything else escaped."""
+    text = str(escape(value))
+    return Markup(text.replace(SNIPPET_START, "<mark>").replace(SNIPPET_END, "</mark>"))

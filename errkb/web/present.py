@@ -1,0 +1,157 @@
+"""Turn rows of catalog.db into what the templates show. Plain data in, plain data out: Jinja escapes it."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+
+from markupsafe import Markup, escape
+
+from . import urls
+
+LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
+VERDICT_TONE = {
+    "verified": "good",
+    "not-reproduced": "warn",
+    "wrong-error": "bad",
+    "fix-failed": "bad",
+    "timeout": "bad",
+    "crashed": "bad",
+    "skipped": "muted",
+}
+SEVERITY_TONE = {"critical": "bad", "error": "bad", "warning": "warn", "info": "muted"}
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dict:
+    record = dict(row)
+    for name in LIST_COLUMNS:
+        record[name] = _json_list(record.get(name))
+    return {
+        "r": record,
+        "database": database,
+        "source_lines": source_lines(record),
+        "raise_url": urls.github(record["repo"], record["analyzedSha"], record["filePath"], record["lineNumber"]),
+        "repo_url": urls.github(record["repo"], record["analyzedSha"]),
+        "commit_url": urls.github_commit(record["repo"], record["analyzedSha"]),
+        "runs": [run_view(run) for run in runs],
+        "links": {
+            "class": urls.records_table(datasette, database, browse=True, errorClass=record["errorClass"]),
+            "repo": urls.records_table(datasette, database, browse=True, repo=record["repo"]),
+            "row": datasette.urls.row(database, "records", _tilde(datasette, record["slug"])),
+            "json": datasette.urls.row(database, "records", _tilde(datasette, record["slug"]), format="json"),
+            "match": urls.match(datasette),
+        },
+        "tag_urls": {
+            tag: urls.records_table(datasette, database, browse=True, _facet_array="tags", tags__arraycontains=tag)
+            for tag in record["tags"]
+        },
+    }
+
+
+def source_lines(record: dict) -> list[dict]:
+    start = int(record["sourceCodeStart"])
+    return [
+        {
+            "number": number,
+            "text": text,
+            "is_raise": number == record["lineNumber"],
+            "url": urls.github(record["repo"], record["analyzedSha"], record["filePath"], number),
+        }
+        for number, text in enumerate((record["sourceCode"] or "").split("\n"), start)
+    ]
+
+
+def run_view(run: dict) -> dict:
+    versions = [f"Python {run['python']}"] if run.get("python") else []
+    if run.get("torch"):
+        versions.append(f"torch {run['torch']}")
+    if run.get("library") and run.get("library") != "torch":
+        versions.append(f"{run['library']} {run.get('library_version') or ''}".strip())
+    shown = {v.split(" ", 1)[0].lower() for v in versions}
+    for name, version in _pairs(run.get("packages")):
+        if name.lower() not in shown:
+            versions.append(f"{name} {version}".strip())
+    return {
+        "verdict": run.get("verdict") or "unknown",
+        "tone": VERDICT_TONE.get(run.get("verdict"), "muted"),
+        "when": human_time(run.get("started_at")),
+        "started_at": run.get("started_at"),
+        "versions": versions,
+        "devices": devices(run),
+        "host": run.get("host"),
+        "platform": run.get("platform"),
+        "variant": run.get("variant"),
+        "drift": run.get("drift"),
+        "reason": run.get("reason"),
+        "seconds": run.get("seconds"),
+    }
+
+
+def devices(run: dict) -> str:
+    count = run.get("cuda_device_count") or 0
+    names = _json_list(run.get("cuda_devices")) if _looks_like_json(run.get("cuda_devices")) else run.get("cuda_devices")
+    if isinstance(names, list):
+        names = ", ".join(str(name) for name in names)
+    if not count:
+        return "CPU only (no CUDA devices)"
+    return f"{count} CUDA device{'s' if count != 1 else ''}" + (f": {names}" if names else "")
+
+
+def human_time(value: str | None) -> str:
+    if not value:
+        return ""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.utcoffset() is not None and not moment.utcoffset() else "")
+
+
+def prose(text: str | None) -> Markup:
+    """Paragraphs from blank lines; `backticks` as code. Escapes first, so the text cannot add markup."""
+    if not text:
+        return Markup("")
+    paragraphs = re.split(r"\n\s*\n", str(text).strip())
+    return Markup("").join(Markup("<p>{}</p>").format(inline(p)) for p in paragraphs)
+
+
+def inline(text: str) -> Markup:
+    escaped = str(escape(text)).replace("\n", "<br>")
+    return Markup(INLINE_CODE.sub(r"<code>\1</code>", escaped))
+
+
+def _json_list(value) -> list:
+    if isinstance(value, list):
+        return value
+    try:
+        parsed = json.loads(value) if value else []
+    except (TypeError, ValueError):
+        return [value]
+    return parsed if isinstance(parsed, list) else [parsed]
+
+
+def _pairs(value) -> list[tuple[str, str]]:
+    """Installed packages as (name, version), from a JSON object, a JSON list or "name==version" text."""
+    if not value:
+        return []
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        parsed = [part.strip() for part in str(value).split(",")]
+    if isinstance(parsed, dict):
+        return [(str(k), "" if v is None else str(v)) for k, v in parsed.items()]
+    if isinstance(parsed, list):
+        return [tuple((re.split(r"==|\s+", str(item), maxsplit=1) + [""])[:2]) for item in parsed if item]
+    return [(str(parsed), "")]
+
+
+def _looks_like_json(value) -> bool:
+    return isinstance(value, str) and value[:1] in "[{\""
+
+
+def _tilde(datasette, slug: str) -> str:
+    from datasette.utils import tilde_encode  # only called inside Datasette
+
+    return tilde_encode(slug)

@@ -1,0 +1,61 @@
+"""`errkb serve`: bring catalog.db up to date, then browse it in Datasette, read-only."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .. import catalog
+from ..problems import InvalidInput
+from ..store import DATABASE_FILE
+
+SETTINGS = {"suggest_facets": False}  # suggestions cost ~3 s per table page at 100k records
+
+
+def make_datasette(db_path: Path):
+    """A Datasette serving catalog.db immutable (read-only, cacheable), with the errkb plugin loaded."""
+    from datasette.app import Datasette  # ~0.5 s: only the serve command pays for it
+    from datasette.plugins import pm
+
+    from . import plugin
+
+    if not pm.is_registered(plugin) and pm.get_plugin("errkb") is None:
+        pm.register(plugin, name="errkb")  # running from a checkout without the entry point installed
+    return Datasette(immutables=[str(db_path)], settings=SETTINGS)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the catalog in a web browser.")
+@click.pass_obj
+def serve(root: Path, host: str, port: int, open_browser: bool) -> None:
+    """Browse the catalog in Datasette: record pages, search, facets, paste a traceback.
+
+    Updates catalog.db from records/ first, then serves it read-only.
+    """
+    try:
+        report = catalog.build(root)
+    except InvalidInput as exc:
+        for problem in exc.problems:
+            click.echo(f"error: {problem}", err=True)
+        sys.exit(1)
+    db_path = root / DATABASE_FILE
+    if report.changed:
+        click.echo(f"updated {db_path}: {len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed")
+
+    import asyncio
+
+    import uvicorn
+
+    ds = make_datasette(db_path)
+    asyncio.run(ds.invoke_startup())
+    url = f"http://{host}:{port}/"
+    click.echo(f"errkb: serving {db_path} at {url}")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")

@@ -1,0 +1,45 @@
+"""URLs of the plugin's pages, and of the GitHub pages a record points to."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+RECORD_PATH = "/-/errkb/record/"
+MATCH_PATH = "/-/errkb/match"
+STATIC_PATH = "/-/static-plugins/errkb/"
+
+# The columns the "browse" links show; every column stays one click away (Datasette's column menu).
+BROWSE_COLUMNS = ["errorMessage", "errorClass", "repo", "severity", "tags", "lastVerdict"]
+
+
+def record(datasette, slug: str) -> str:
+    return datasette.urls.path(RECORD_PATH + quote(slug, safe=""))
+
+
+def match(datasette) -> str:
+    return datasette.urls.path(MATCH_PATH)
+
+
+def static(datasette, name: str) -> str:
+    return datasette.urls.path(STATIC_PATH + name)
+
+
+def records_table(datasette, database: str, browse: bool = False, **filters) -> str:
+    base = datasette.urls.table(database, "records")
+    params = [("_col", column) for column in BROWSE_COLUMNS] if browse else []
+    params += list(filters.items())
+    return f"{base}?{urlencode(params)}" if params else str(base)
+
+
+def github(repo: str, sha: str, file_path: str = "", line: int | None = None) -> str:
+    """https://github.com/owner/name[/blob/sha/path[#Lline]]: path quoted, so a field cannot leave the URL."""
+    url = f"https://github.com/{quote(repo, safe='/')}"
+    if file_path:
+        url += f"/blob/{quote(sha, safe='')}/{quote(file_path, safe='/')}"
+        if line is not None:
+            url += f"#L{int(line)}"
+    return url
+
+
+def github_commit(repo: str, sha: str) -> str:
+    return f"https://github.com/{quote(repo, safe='/')}/commit/{quote(sha, safe='')}"
