@@ -20,8 +20,9 @@ back with a plain pickle.Unpickler and checks every persistent id is ("storage",
 "cuda:0", numel) before the file is used. The extra
 tagger's deserializer always returns None, so loading goes through PyTorch's own deserializers. The
 tensors are never on a GPU and no CUDA call is faked: the error comes from the real
-torch.cuda.is_available() of this machine. fix() loads the same file with map_location="cpu" and checks
-the tensors' values, dtype and device.
+torch.cuda.is_available() of this machine. fix() loads the same file with map_location="cpu" (and torch.device("cpu"))
+and checks the tensors' values, dtype and device, then re-saves them and checks the new file records "cpu"
+and loads without map_location.
 """
 
 NEEDS = {"packages": {"torch": ">=2.6"}, "cuda_devices": 0, "timeout_s": 60}
@@ -67,20 +68,29 @@ def _persistent_ids(pkl):
     return recorder.ids
 
 
+_AS_CUDA0 = set()  # _cdata of the storages the extra tagger reports as "cuda:0"
+_REGISTERED = []
+
+
+def _tag_as_cuda0(storage):
+    return "cuda:0" if getattr(storage, "_cdata", None) in _AS_CUDA0 else None
+
+
+def _no_deserialize(storage, location):
+    return None  # never handles anything: loading goes through PyTorch's own deserializers
+
+
 def _cuda_checkpoint(state_dict):
     """Bytes of a torch.save zip whose storages are recorded on cuda:0, as a GPU run writes them."""
-    ours = {t.untyped_storage()._cdata for t in state_dict.values()}
-
-    def tag_as_cuda0(storage):
-        return "cuda:0" if getattr(storage, "_cdata", None) in ours else None
-
-    def no_deserialize(storage, location):
-        return None
-
-    torch.serialization.register_package(1, tag_as_cuda0, no_deserialize)
+    if not _REGISTERED:  # register once per process (equal priorities would make the registry sort fail)
+        torch.serialization.register_package(1, _tag_as_cuda0, _no_deserialize)
+        _REGISTERED.append(True)
+    _AS_CUDA0.clear()
+    _AS_CUDA0.update(t.untyped_storage()._cdata for t in state_dict.values())
     buf = io.BytesIO()
     torch.save(state_dict, buf)
     data = buf.getvalue()
+    _AS_CUDA0.clear()
 
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         (pkl_name,) = [n for n in z.namelist() if n.endswith("/data.pkl")]
@@ -100,6 +110,7 @@ def trigger():
 def fix():
     expected = _state_dict()
     data = _cuda_checkpoint(expected)
+    loaded = None
     for kwargs in ({"map_location": "cpu"}, {"map_location": torch.device("cpu"), "weights_only": True}):
         loaded = torch.load(io.BytesIO(data), **kwargs)
         assert list(loaded) == list(expected)
@@ -107,3 +118,14 @@ def fix():
             assert loaded[name].device.type == "cpu"
             assert loaded[name].dtype == tensor.dtype
             assert torch.equal(loaded[name], tensor)
+
+    # Converting the file once: re-saving the CPU-mapped tensors records them as "cpu", so a plain
+    # torch.load (no map_location) then works on this machine.
+    buf = io.BytesIO()
+    torch.save(loaded, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        (pkl_name,) = [n for n in z.namelist() if n.endswith("/data.pkl")]
+        assert [pid[3] for pid in _persistent_ids(z.read(pkl_name))] == ["cpu"] * len(expected)
+    buf.seek(0)
+    reloaded = torch.load(buf)
+    assert all(torch.equal(reloaded[name], tensor) for name, tensor in expected.items())

@@ -80,7 +80,14 @@ def fix():
             losses = _train(DDP(Tagger()), steps=3)
             assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses))), losses
 
-            # When the spare parameter must stay: let DDP look for unused parameters each iteration.
+            # Or keep the layer but freeze it before wrapping: DDP only tracks parameters that require grad.
+            torch.manual_seed(0)
+            spare = TaggerWithSpareHead()
+            spare.aux_head.requires_grad_(False)
+            losses = _train(DDP(spare), steps=3)
+            assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses))), losses
+
+            # When the spare parameter must stay trainable: let DDP look for unused parameters each iteration.
             torch.manual_seed(0)
             model = DDP(TaggerWithSpareHead(), find_unused_parameters=True)
             losses = _train(model, steps=3)

@@ -5,7 +5,7 @@ so torch.distributed.distributed_c10d._get_default_group raises. The fix creates
 (here a single-process gloo group with a file:// rendezvous on local disk), uses it, and destroys it
 at the end; scripts that must also run without any launcher guard the calls with is_initialized().
 Both stages run on CPU."""
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=2.2"}, "cuda_devices": 0, "timeout_s": 60}
 
 import os
 import sys

@@ -1,0 +1,87 @@
+"""An LSTM encoder is moved to a GPU together with its batch, but the initial state (h0, c0) is built
+with torch.zeros(num_layers, batch, hidden) and no device=, so it is created on the CPU. Before any
+computation, ATen's check_attributes (aten/src/ATen/native/RNN.h, called by both the cuDNN kernel
+_cudnn_rnn and the generic ATen LSTM) compares the device of every hidden tensor with the input's and
+raises RuntimeError "Input and hidden tensors are not at the same device, found input tensor at cuda:0
+and hidden tensor at cpu". The real case needs one CUDA GPU and runs when torch.cuda.device_count() >= 1.
+Without a GPU, the CPU variant puts the module and the batch on PyTorch's meta device and keeps the state
+on the CPU: the generic ATen LSTM reaches the same check_attributes line and raises the same message with
+"meta" in place of "cuda:0". fix() builds the state from the batch (same device and dtype) and checks the
+forward runs, lands on the batch's device and equals the layer's own default zero state (hx=None);
+meta tensors hold no values, so in the CPU variant that comparison is made with the same code on the CPU.
+"""
+
+NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+
+import torch
+import torch.nn as nn
+
+FEATURES, HIDDEN, NUM_LAYERS = 8, 16, 2
+BATCH, STEPS = 4, 5
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(FEATURES, HIDDEN, num_layers=NUM_LAYERS, batch_first=True)
+
+    def forward(self, x, state):
+        out, _ = self.lstm(x, state)
+        return out
+
+
+def _variant():
+    """(device for the model and the batch, name of the variant that runs)."""
+    if torch.cuda.device_count() >= 1:
+        return torch.device("cuda:0"), "cuda: model and batch on cuda:0, initial state on the CPU"
+    return torch.device("meta"), "cpu: meta-device stand-in (model and batch on meta, initial state on the CPU)"
+
+
+def _model_and_batch(device):
+    torch.manual_seed(0)
+    model = Encoder().to(device)
+    x = torch.randn(BATCH, STEPS, FEATURES).to(device)
+    return model, x
+
+
+def init_state(x):
+    """Zero (h0, c0) on the batch's own device and dtype: the documented fix."""
+    shape = (NUM_LAYERS, x.size(0), HIDDEN)
+    return (
+        torch.zeros(shape, device=x.device, dtype=x.dtype),
+        torch.zeros(shape, device=x.device, dtype=x.dtype),
+    )
+
+
+def trigger():
+    device, variant = _variant()
+    model, x = _model_and_batch(device)
+    h0 = torch.zeros(NUM_LAYERS, BATCH, HIDDEN)  # no device=: created on the CPU
+    c0 = torch.zeros(NUM_LAYERS, BATCH, HIDDEN)
+    model(x, (h0, c0))  # raises in ATen's check_attributes
+    return variant
+
+
+def _check_against_default_state(model, x):
+    out = model(x, init_state(x))
+    default, _ = model.lstm(x)  # hx=None: the layer makes its own zeros on x.device
+    assert out.device == x.device
+    assert torch.allclose(out, default, rtol=0, atol=1e-6)
+    loss = out.pow(2).mean()
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+
+
+def fix():
+    device, variant = _variant()
+    model, x = _model_and_batch(device)
+    state = init_state(x)
+    assert all(t.device == x.device for t in state)
+    out = model(x, state)
+    assert out.device == x.device and tuple(out.shape) == (BATCH, STEPS, HIDDEN)
+    if device.type == "meta":
+        _check_against_default_state(*_model_and_batch(torch.device("cpu")))
+    else:
+        _check_against_default_state(model, x)
+    return variant
