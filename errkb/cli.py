@@ -13,6 +13,7 @@ from . import catalog, store
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
 from .coverage import missing_reproductions
+from .reproduce.command import reproduce
 
 
 def fail(problems) -> None:
@@ -160,6 +161,15 @@ def render_record(record, last_run: dict | None) -> str:
 from .web.serve import serve  # noqa: E402  (datasette itself is imported only when serving)
 
 cli.add_command(serve)
+
+
+cli.add_command(reproduce)
+
+from .matching.command import match_command  # noqa: E402
+from .run import run_command  # noqa: E402
+
+cli.add_command(match_command)
+cli.add_command(run_command)
 
 
 def main() -> None:

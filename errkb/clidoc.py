@@ -16,15 +16,18 @@ from .cli import cli
 START, END = "<!-- cli-reference -->", "<!-- /cli-reference -->"
 
 
-def _help(command: click.Command, name: str) -> str:
-    with click.Context(command, info_name=name, terminal_width=100, max_content_width=100) as ctx:
-        return command.get_help(ctx)
+def _context(command: click.Command, name: str, parent: click.Context | None = None) -> click.Context:
+    # As the real command line builds it: subcommands inherit the group's settings (-h for help).
+    settings = {**command.context_settings, "terminal_width": 100, "max_content_width": 100}
+    return click.Context(command, info_name=name, parent=parent, **settings)
 
 
 def cli_reference() -> str:
-    parts = ["```", _help(cli, "errkb"), "```"]
+    top = _context(cli, "errkb")
+    parts = ["```", cli.get_help(top), "```"]
     for name in sorted(cli.commands):
-        parts += ["", f"### errkb {name}", "", "```", _help(cli.commands[name], f"errkb {name}"), "```"]
+        command = cli.commands[name]
+        parts += ["", f"### errkb {name}", "", "```", command.get_help(_context(command, name, top)), "```"]
     return "\n".join(parts)
 
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from . import urls
+from . import queries, urls
 from .urls import BROWSE_COLUMNS
 
 TITLE = "errkb: ML error records"
 LICENSE = "Apache-2.0"
 LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
-SOURCE = "records/*.json in the errkb repository, built with `errkb build`"
+SOURCE = "records/*.json in the errkb repository, one file per record"
 
-FACETS = ["repo", "errorClass", "errorType", "severity", {"array": "tags"}, "lastVerdict"]
+# {"tags": "tags"} is tags.TagsFacet: Datasette's {"array": "tags"} times out past a few thousand records.
+FACETS = ["repo", "errorClass", "errorType", "severity", {"tags": "tags"}, "lastVerdict"]
 
 RECORD_COLUMNS = {
     "slug": "Permanent name of the record, kebab-case; the record page is /-/errkb/record/<slug>",
@@ -41,7 +42,7 @@ RECORD_COLUMNS = {
     "typeGuard": "A type guard that avoids the error",
     "tryCatchPattern": "How to catch and handle it",
     "preventionTips": "Habits that avoid the error, as a JSON list",
-    "tags": "Topics, as a JSON list (array facet)",
+    "tags": "Topics, as a JSON list (faceted through record_tags)",
     "backgroundTag": "The one tag that names the background of the error",
     "analyzedSha": "Commit of repo the excerpt was taken from",
     "analyzedAt": "When the source was analyzed",
@@ -73,7 +74,7 @@ select records.slug, records.errorClass, records.errorMessage,
   snippet(records_fts, -1, char(57344), char(57345), ' … ', 24) as snippet,
   records.lastVerdict
 from records_fts join records on records.rowid = records_fts.rowid
-where records_fts match :q
+where records_fts match escape_fts(:q)
 order by bm25(records_fts, 10.0, 1.0, 1.0, 1.0, 1.0)
 limit 50
 """.strip()
@@ -91,14 +92,19 @@ def build(datasette, databases: list[str]) -> dict:
         "license": LICENSE,
         "license_url": LICENSE_URL,
         "source": SOURCE,
-        "databases": {database: database_metadata() for database in databases},
+        "databases": {
+            database: database_metadata(queries.table_names(datasette, database)) for database in databases
+        },
     }
 
 
-def database_metadata() -> dict:
+def database_metadata(tables: list[str]) -> dict:
+    # The matcher's index (match_*) is an implementation detail: hidden, like the FTS tables.
+    hidden = {name: {"hidden": True} for name in tables if name.startswith("match_")}
     return {
         "description": "The errkb catalog: one row per error record, with its fixes, tags and reproduction runs.",
         "tables": {
+            **hidden,
             "records": {
                 "description": "One row per error record. Click a message to open the record page.",
                 "facets": FACETS,
@@ -110,10 +116,11 @@ def database_metadata() -> dict:
                 "sort_desc": "started_at",
                 "columns": RUN_COLUMNS,
             },
-            "solutions": {"description": "The fixes of each record, in order."},
-            "prevention_tips": {"description": "The prevention tips of each record, in order."},
-            "tags": {"description": "Every tag in use."},
-            "record_tags": {"description": "Which record has which tag.", "facets": ["tag"]},
+            # Derived from records, for SQL; hidden from the home page's table list.
+            "solutions": {"description": "The fixes of each record, in order.", "hidden": True},
+            "prevention_tips": {"description": "The prevention tips of each record, in order.", "hidden": True},
+            "tags": {"description": "Every tag in use.", "hidden": True},
+            "record_tags": {"description": "Which record has which tag.", "facets": ["tag"], "hidden": True},
         },
         "queries": {
             "search": {
@@ -127,7 +134,7 @@ def database_metadata() -> dict:
 
 def home_html(datasette, database: str) -> Markup:
     browse = urls.records_table(datasette, database, browse=True)
-    hidden = "".join(
+    hidden = Markup("").join(
         Markup('<input type="hidden" name="_col" value="{}">').format(column) for column in BROWSE_COLUMNS
     )
     return Markup(

@@ -15,6 +15,7 @@ from jinja2 import ChoiceLoader, FileSystemLoader
 from markupsafe import Markup
 
 from . import metadata, present, queries, urls, views
+from .tags import TagsFacet, tag_filter
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
@@ -46,6 +47,18 @@ def prepare_jinja2_environment(env, datasette):
 def get_metadata(datasette, key, database, table):
     # A fresh copy each time: Datasette merges metadata into the dicts it is given.
     return copy.deepcopy(metadata.build(datasette, queries.known_catalogs(datasette)))
+
+
+@hookimpl
+def register_facet_classes():
+    return [TagsFacet]
+
+
+@hookimpl
+def filters_from_request(request, database, table, datasette):
+    if table == "records" and database in queries.known_catalogs(datasette):
+        return tag_filter(request)
+    return None
 
 
 @hookimpl

@@ -31,23 +31,39 @@ def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dic
     return {
         "r": record,
         "database": database,
+        "severity_tone": SEVERITY_TONE.get(record["severity"], "muted"),
         "source_lines": source_lines(record),
         "raise_url": urls.github(record["repo"], record["analyzedSha"], record["filePath"], record["lineNumber"]),
-        "repo_url": urls.github(record["repo"], record["analyzedSha"]),
+        "excerpt_url": urls.github(
+            record["repo"], record["analyzedSha"], record["filePath"], record["sourceCodeStart"], record["sourceCodeEnd"]
+        ),
         "commit_url": urls.github_commit(record["repo"], record["analyzedSha"]),
         "runs": [run_view(run) for run in runs],
         "links": {
             "class": urls.records_table(datasette, database, browse=True, errorClass=record["errorClass"]),
             "repo": urls.records_table(datasette, database, browse=True, repo=record["repo"]),
-            "row": datasette.urls.row(database, "records", _tilde(datasette, record["slug"])),
-            "json": datasette.urls.row(database, "records", _tilde(datasette, record["slug"]), format="json"),
+            "row": datasette.urls.row(database, "records", _tilde(record["slug"])),
+            "json": datasette.urls.row(database, "records", _tilde(record["slug"]), format="json"),
             "match": urls.match(datasette),
         },
         "tag_urls": {
-            tag: urls.records_table(datasette, database, browse=True, _facet_array="tags", tags__arraycontains=tag)
+            tag: urls.records_table(datasette, database, browse=True, _tag=tag)
             for tag in record["tags"]
         },
     }
+
+
+def match_items(datasette, matches, rows: dict[str, dict]) -> list[dict]:
+    """What the match page lists for each match: the match, its record's summary row, a link."""
+    items = []
+    for match in matches:
+        row = rows.get(match.slug)
+        verdict = row["lastVerdict"] if row else None
+        items.append({
+            "match": match, "row": row, "url": urls.record(datasette, match.slug),
+            "verdict": verdict, "tone": VERDICT_TONE.get(verdict, "muted") if verdict else "none",
+        })
+    return items
 
 
 def source_lines(record: dict) -> list[dict]:
@@ -100,13 +116,16 @@ def devices(run: dict) -> str:
 
 
 def human_time(value: str | None) -> str:
+    """"2026-11-29T15:00:00Z" -> "2026-11-29 15:00 UTC"; anything unparseable as it is."""
     if not value:
         return ""
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return value
-    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.utcoffset() is not None and not moment.utcoffset() else "")
+    offset = moment.utcoffset()
+    zone = "" if offset is None else " UTC" if not offset else moment.strftime(" %z")
+    return moment.strftime("%Y-%m-%d %H:%M") + zone
 
 
 def prose(text: str | None) -> Markup:
@@ -151,7 +170,7 @@ def _looks_like_json(value) -> bool:
     return isinstance(value, str) and value[:1] in "[{\""
 
 
-def _tilde(datasette, slug: str) -> str:
-    from datasette.utils import tilde_encode  # only called inside Datasette
+def _tilde(slug: str) -> str:
+    from datasette.utils import tilde_encode  # how Datasette spells a primary key in a row URL
 
     return tilde_encode(slug)

@@ -6,24 +6,29 @@ import weakref
 
 CATALOG_TABLES = {"records", "reproduction_runs"}
 
-# Datasette instance -> names of its databases that are errkb catalogs, found at startup.
-_catalogs: "weakref.WeakKeyDictionary[object, list[str]]" = weakref.WeakKeyDictionary()
+# Datasette instance -> {name of a database that is an errkb catalog: its table names}, found at startup.
+_catalogs: "weakref.WeakKeyDictionary[object, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
 
 
 async def detect_catalogs(datasette) -> list[str]:
-    names = []
+    found = {}
     for name, db in list(datasette.databases.items()):
         if name == "_internal" or db.is_memory:
             continue
-        if CATALOG_TABLES <= set(await db.table_names()):
-            names.append(name)
-    _catalogs[datasette] = names
-    return names
+        tables = await db.table_names()
+        if CATALOG_TABLES <= set(tables):
+            found[name] = tables
+    _catalogs[datasette] = found
+    return list(found)
 
 
 def known_catalogs(datasette) -> list[str]:
     """Catalog names found so far; synchronous, for hooks that cannot await (metadata, render_cell)."""
-    return _catalogs.get(datasette, [])
+    return list(_catalogs.get(datasette, {}))
+
+
+def table_names(datasette, database: str) -> list[str]:
+    return _catalogs.get(datasette, {}).get(database, [])
 
 
 async def catalog_name(datasette) -> str | None:

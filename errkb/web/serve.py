@@ -19,7 +19,11 @@ def make_datasette(db_path: Path):
     from datasette.app import Datasette  # ~0.5 s: only the serve command pays for it
     from datasette.plugins import pm
 
-    from . import plugin
+    from . import matching, plugin
+
+    problem = matching.prepare(db_path.parent)  # the matcher keeps its index in catalog.db: write it now
+    if problem:
+        click.echo(f"warning: errkb.matching failed ({problem}); the match page will show the error", err=True)
 
     if not pm.is_registered(plugin) and pm.get_plugin("errkb") is None:
         pm.register(plugin, name="errkb")  # running from a checkout without the entry point installed
@@ -28,7 +32,7 @@ def make_datasette(db_path: Path):
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option("--port", default=8001, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the catalog in a web browser.")
 @click.pass_obj
 def serve(root: Path, host: str, port: int, open_browser: bool) -> None:

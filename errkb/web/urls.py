@@ -31,14 +31,10 @@ def records_table(datasette, database: str, browse: bool = False, **filters) -> 
     return f"{base}?{urlencode(params)}" if params else str(base)
 
 
-def github(repo: str, sha: str, file_path: str = "", line: int | None = None) -> str:
-    """https://github.com/owner/name[/blob/sha/path[#Lline]]: path quoted, so a field cannot leave the URL."""
-    url = f"https://github.com/{quote(repo, safe='/')}"
-    if file_path:
-        url += f"/blob/{quote(sha, safe='')}/{quote(file_path, safe='/')}"
-        if line is not None:
-            url += f"#L{int(line)}"
-    return url
+def github(repo: str, sha: str, file_path: str, line: int, end: int | None = None) -> str:
+    """https://github.com/owner/name/blob/sha/path#Lline[-Lend], each part quoted: no field can leave the URL."""
+    url = f"https://github.com/{quote(repo, safe='/')}/blob/{quote(sha, safe='')}/{quote(file_path, safe='/')}"
+    return url + f"#L{int(line)}" + (f"-L{int(end)}" if end is not None else "")
 
 
 def github_commit(repo: str, sha: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datasette.utils.asgi import NotFound, Response
 
-from . import matching, present, queries, urls
+from . import matching, present, queries
 
 
 async def _catalog(datasette, request) -> str:
@@ -39,10 +39,6 @@ async def match_page(datasette, request):
     if text.strip():
         answer = await matching.match(datasette, database, text)
         rows = await queries.summaries(datasette.get_database(database), [m.slug for m in answer.matches])
-        found = [
-            {"match": m, "row": rows.get(m.slug), "url": urls.record(datasette, m.slug),
-             "tone": present.VERDICT_TONE.get((rows.get(m.slug) or {}).get("lastVerdict"), "muted")}
-            for m in answer.matches
-        ]
+        found = present.match_items(datasette, answer.matches, rows)
     context = {"text": text, "answer": answer, "found": found, "database": database}
     return Response.html(await datasette.render_template("errkb/match.html", context, request=request))

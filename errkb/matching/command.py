@@ -1,0 +1,68 @@
+"""`errkb match`: the click command over `errkb.matching` (registered in errkb/cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .score import THRESHOLD
+
+
+def catalog_root(ctx: click.Context) -> Path | None:
+    """--root when given (or when the current folder is a catalog), else the catalog errkb finds."""
+    from .api import find_root
+
+    root = ctx.find_root().params.get("root")
+    given = ctx.find_root().get_parameter_source("root") not in (None, click.core.ParameterSource.DEFAULT)
+    if given or (root and ((Path(root) / "catalog.db").is_file() or (Path(root) / "records").is_dir())):
+        return Path(root)
+    return find_root()
+
+
+def read_paste(source: str) -> str:
+    if source == "-":
+        if sys.stdin.isatty():
+            click.echo("Paste the traceback, then press Ctrl-D (Ctrl-Z Enter on Windows):", err=True)
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    else:
+        data = Path(source).read_bytes()
+    return data.decode("utf-8", errors="replace")
+
+
+@click.command(name="match")
+@click.argument("source", default="-", metavar="[FILE|-]")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of matches (slug, score, why), best first.")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help="Show at most N records.")
+@click.option(
+    "--min-score", default=THRESHOLD, show_default=True, type=click.FloatRange(0, 1),
+    help="Report records scoring at least this (0..1).",
+)
+@click.pass_context
+def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, min_score: float) -> None:
+    """Rank the catalog's records against a pasted traceback or log (FILE, or - for stdin).
+
+    Log prefixes, colour codes, wrapped lines, chained exceptions and text around the error are
+    handled. Exit status: 0 when a record matches, 1 when none is close enough, 2 on bad usage.
+    """
+    from .api import matcher_for
+
+    if source != "-" and not Path(source).is_file():
+        raise click.BadParameter(f"no such file: {source}", param_hint="FILE")
+    text = read_paste(source)
+    matcher = matcher_for(catalog_root(ctx))
+    found = matcher.match(text, limit=limit, threshold=min_score)
+    if as_json:
+        click.echo(json.dumps([m.to_dict() for m in found], indent=2, ensure_ascii=False))
+    elif found:
+        for i, m in enumerate(found, 1):
+            first_line = m.message.splitlines()[0] if m.message else ""
+            click.echo(f"{i}. {m.slug}  (score {m.score:.2f})")
+            click.echo(f"   {m.error_class}: {first_line[:110]}")
+            click.echo(f"   why: {m.why()}")
+        click.echo(f"\nerrkb show {found[0].slug}   # cause, fixes and verification")
+    else:
+        click.echo(f"no match: no record of the {matcher.size} in {matcher.source} is close enough (score >= {min_score}).")
+    sys.exit(0 if found else 1)

@@ -1,0 +1,124 @@
+"""How close a record is to a pasted error: pattern, words, class, combined into one score.
+
+- pattern: the record's messagePattern (RE2) matches the pasted message. Patterns are written to
+  match the message and tolerate its variable parts, so a hit is strong evidence.
+- words: IDF-weighted overlap of the pasted message's terms with the record's message. Mostly how
+  much of the *pasted* message the record explains (`covered`), partly how much of the record's
+  message is present (`present`): an older, shorter wording of the same error is still explained
+  by the record, while a look-alike ("Input and parameter tensors ..." against "Input and hidden
+  tensors ...") brings a rare word the record does not explain. Quoted values (key, attribute and
+  module names) that the other side lacks are left out of the sums: they are data, not wording.
+- class: the exception class agrees (errorClass, compared by its last dotted part). Weak: several
+  errors changed class across library versions.
+
+THRESHOLD is the score below which a record is not reported; see `docs/matching.md` for how it was
+chosen from the paste set in tests/data/pastes/.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Callable
+
+PATTERN_WEIGHT = 0.6
+WORDS_WEIGHT = 0.3
+CLASS_WEIGHT = 0.1
+# Without a pattern hit the words carry the score alone, scaled so a perfect wording match with the
+# right class scores like a pattern hit with middling words.
+WORDS_ONLY_WEIGHT = 0.75
+THRESHOLD = 0.57
+COVERED_POWER = 4.0
+VALUE_WORDS = 2  # pasted words one value of the record may stand for
+PRESENT_POWER = 0.3
+
+
+@dataclass(frozen=True)
+class Evidence:
+    pattern: bool
+    same_class: bool
+    covered: float = 0.0  # share of the pasted message's words the record explains
+    present: float = 0.0  # share of the record's wording found in the paste
+
+    @property
+    def words(self) -> float:
+        return words_similarity(self.covered, self.present)
+
+    @property
+    def score(self) -> float:
+        if self.pattern:
+            value = PATTERN_WEIGHT + WORDS_WEIGHT * self.words + CLASS_WEIGHT * self.same_class
+        else:
+            value = WORDS_ONLY_WEIGHT * self.words + CLASS_WEIGHT * self.same_class
+        return round(value, 4)
+
+
+def same_class(pasted: str | None, recorded: str | None) -> bool:
+    if not pasted or not recorded:
+        return False
+    return pasted.rsplit(".", 1)[-1] == recorded.rsplit(".", 1)[-1]
+
+
+def idf(df: int, n: int) -> float:
+    return math.log((n + 1) / (df + 0.5))
+
+
+def words_similarity(covered: float, present: float) -> float:
+    """0..1: how well the record's message explains the pasted one (see `coverage`)."""
+    return covered ** COVERED_POWER * present ** PRESENT_POWER
+
+
+def coverage(
+    query: list[tuple[str, bool]], record: list[tuple[str, bool]], weight: Callable[[str], float]
+) -> tuple[float, float]:
+    """(covered, present) for a pasted message's terms `(term, quoted)` and a record's `(term, essential)`.
+
+    The two are aligned word by word. Pasted words the record also has are explained (in any
+    order: older wordings reorder). Pasted words left over are explained as values only where the
+    record has a value there too (a stretch of its message that its pattern leaves to wildcards),
+    or, for quoted words, where it has an unused value anywhere. A pasted word standing where the
+    record has wording of its own (pattern text) is a substitution: "parameter" for "hidden".
+    `covered`: weight of explained pasted words / all pasted words; `present`: weight of the
+    record's wording found in the paste / all its wording.
+    """
+    q = [term for term, _ in query]
+    r = [term for term, _ in record]
+    quoted = {term for term, is_quoted in query if is_quoted}
+    essential = [is_essential for _, is_essential in record]
+    q_set, r_set = set(q), set(r)
+    explained: set[str] = set()
+    leftover: set[str] = set()
+    used_slots: set[str] = set()
+    blocks = SequenceMatcher(None, q, r, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in blocks:
+        extra = [term for term in q[i1:i2] if term not in r_set]
+        explained.update(term for term in q[i1:i2] if term in r_set)
+        if tag == "replace":
+            own_wording = any(essential[k] and r[k] not in q_set for k in range(j1, j2))
+            slots = {r[k] for k in range(j1, j2) if not essential[k] and r[k] not in q_set}
+            if slots and not own_wording:
+                # A value is a word or two ("cuda:0", "module.fc"): a long stretch is not one.
+                room = VALUE_WORDS * len(slots)
+                explained.update(extra[:room])
+                leftover.update(extra[room:])
+                used_slots |= slots
+                continue
+        leftover.update(extra)
+    free_slots = {r[k] for k in range(len(r)) if not essential[k] and r[k] not in q_set} - used_slots
+    for term in sorted(leftover & quoted, key=weight):
+        if free_slots:
+            free_slots.pop()
+            leftover.discard(term)
+            explained.add(term)
+    if q and q[-1] in leftover and any(term.startswith(q[-1]) for term in r_set):
+        leftover.discard(q[-1])  # the last word of a cut-off paste may be cut too: "... two dev"
+        explained.add(q[-1])
+    wording = {r[k] for k in range(len(r)) if essential[k]}
+    q_weight = sum(weight(term) for term in explained | leftover)
+    r_weight = sum(weight(term) for term in wording)
+    if q_weight <= 0 or r_weight <= 0:
+        return 0.0, 0.0
+    covered = sum(weight(term) for term in explained) / q_weight
+    present = sum(weight(term) for term in wording & q_set) / r_weight
+    return covered, present

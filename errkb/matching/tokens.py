@@ -1,0 +1,184 @@
+"""Words: of a text, of a message (for similarity), and the words every match of a pattern must contain.
+
+Two word notions, each used consistently on both sides of a comparison:
+- `words`: maximal runs of [A-Za-z0-9_], lower-cased. The pattern prefilter compares the words a
+  pattern requires with the words of the paste; the same definition on both sides keeps it exact.
+- `terms`: `words` without stop words and numbers, a plural "s" dropped, each flagged when it sits
+  inside quotes (quoted text in a message is usually a value: a key, an attribute, a module name).
+"""
+
+from __future__ import annotations
+
+import re
+import re._constants as sre_constants  # Python's own regex parser, used only to read pattern structure
+import re._parser as sre_parser
+
+WORD = re.compile(r"[A-Za-z0-9_]+")
+_QUOTED = re.compile(r"""(?<![A-Za-z0-9])(['"])([^'"\n]{1,200}?)\1(?![A-Za-z0-9])""")
+_NUMBER = re.compile(r"\d+|0x[0-9a-f]+|\d+(?:x\d+)+|\d+(?:e\d+)?")
+
+STOP_WORDS = frozenset(
+    """a an and are as at be been being but by can could did do does for from had has have if in into
+    is it its may might must of on or please should so such than that the their then there these this
+    those to was were will with would you your we our which who when while also any all""".split()
+)
+# RE2 syntax that Python's parser reads differently or not at all: such patterns get no required words.
+_RE2_ONLY = ("[[:", "\\p", "\\P", "\\C", "\\Q", "\\z", "(?U")
+
+
+def words(text: str) -> set[str]:
+    return {word.lower() for word in WORD.findall(text)}
+
+
+def stem(word: str) -> str:
+    word = word.lower()
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[tuple[str, bool]]:
+    """(term, quoted) for each content word of a message, in order."""
+    quoted_spans = [m.span(2) for m in _QUOTED.finditer(text)]
+    out = []
+    for match in WORD.finditer(text):
+        word = match.group().lower()
+        if word in STOP_WORDS or _NUMBER.fullmatch(word) or len(word) < 2:
+            continue
+        start = match.start()
+        quoted = any(a <= start < b for a, b in quoted_spans)
+        out.append((stem(word), quoted))
+    return out
+
+
+_BREAK = object()  # any text may stand here: a word next to it may be longer in the matched text
+_EDGE = object()  # ^, $, \b: the matched text has no word character here
+
+
+def analyse(pattern: str) -> tuple[set[str] | None, set[str] | None]:
+    """(required_words, literal_words) of a pattern, from one parse; (None, None) when it cannot be read."""
+    parsed = _parse(pattern)
+    if parsed is None:
+        return None, None
+    return _required(parsed), _literals_of(parsed)
+
+
+def _parse(pattern: str):
+    if any(marker in pattern for marker in _RE2_ONLY):
+        return None
+    try:
+        return sre_parser.parse(pattern)
+    except Exception:  # noqa: BLE001 - any syntax this parser does not know: stay safe
+        return None
+
+
+def required_words(pattern: str) -> set[str] | None:
+    """Words (as `words` spells them) that every text the pattern matches contains.
+
+    None when the pattern cannot be read here (its words are then unknown, and it is tried on every paste).
+    The set may be empty (a pattern made of wildcards).
+    """
+    parsed = _parse(pattern)
+    return None if parsed is None else _required(parsed)
+
+
+def _required(parsed) -> set[str] | None:
+    items: list = []
+    try:
+        _flatten(parsed, items)
+    except _Unreadable:
+        return None
+    found: set[str] = set()
+    current: list[str] = []
+    left_closed = False  # search semantics: the match may start inside a longer word
+    for item in items + [_BREAK]:
+        if isinstance(item, str):
+            current.append(item)
+            continue
+        found |= _complete_words("".join(current), left_closed, item is _EDGE)
+        current = []
+        left_closed = item is _EDGE
+    return found
+
+
+def literal_words(pattern: str) -> set[str] | None:
+    """Terms (as `terms` spells them) written literally anywhere in the pattern, optional parts included.
+
+    The words of a record's message that the pattern spells out are its wording; the others
+    (matched by wildcards) are values. None when the pattern cannot be read here.
+    """
+    parsed = _parse(pattern)
+    return None if parsed is None else _literals_of(parsed)
+
+
+def _literals_of(parsed) -> set[str]:
+    runs: list[str] = []
+    _literal_runs(parsed, runs, [])
+    return {stem(word) for run in runs for word in WORD.findall(run)}
+
+
+def _literal_runs(parsed, runs: list[str], current: list[str]) -> None:
+    def flush():
+        if current:
+            runs.append("".join(current))
+            current.clear()
+
+    for op, av in parsed:
+        if op is sre_constants.LITERAL:
+            current.append(chr(av))
+        elif op is sre_constants.SUBPATTERN:
+            _literal_runs(av[-1], runs, current)
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT):
+            flush()
+            _literal_runs(av[2], runs, current)
+            flush()
+        elif op is sre_constants.BRANCH:
+            flush()
+            for branch in av[1]:
+                _literal_runs(branch, runs, current)
+                flush()
+        elif op is sre_constants.IN and len(av) == 1 and av[0][0] is sre_constants.LITERAL:
+            current.append(chr(av[0][1]))
+        else:
+            flush()
+    flush()
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _flatten(parsed, items: list) -> None:
+    for op, av in parsed:
+        if op is sre_constants.LITERAL:
+            items.append(chr(av))
+        elif op is sre_constants.SUBPATTERN:
+            _flatten(av[-1], items)
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT):
+            low, _high, body = av
+            items.append(_BREAK)
+            if low >= 1:
+                _flatten(body, items)
+                items.append(_BREAK)
+        elif op is sre_constants.IN and len(av) == 1 and av[0][0] is sre_constants.LITERAL:
+            items.append(chr(av[0][1]))
+        elif op is sre_constants.AT:
+            if av in (sre_constants.AT_NON_BOUNDARY,):
+                items.append(_BREAK)
+            else:
+                items.append(_EDGE)
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT, sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS):
+            raise _Unreadable  # not RE2 syntax; the pattern would not compile anyway
+        else:  # ANY, IN, NOT_LITERAL, BRANCH, CATEGORY, ...
+            items.append(_BREAK)
+
+
+def _complete_words(run: str, left_closed: bool, right_closed: bool) -> set[str]:
+    """Words of a literal run that are whole words in any match: bounded on both sides."""
+    out = set()
+    for match in WORD.finditer(run):
+        left_ok = match.start() > 0 or left_closed
+        right_ok = match.end() < len(run) or right_closed
+        if left_ok and right_ok:
+            out.add(match.group().lower())
+    return out

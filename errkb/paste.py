@@ -1,0 +1,274 @@
+"""A pasted traceback or log, cleaned: the exceptions and warnings it reports, with their messages.
+
+Real pastes are noisy. `parse` removes colour codes and per-line log prefixes (timestamps, levels,
+`[rank0]:`), keeps each rank's lines apart, finds every exception and warning line (chained
+exceptions, DataParallel's "Original Traceback"), gathers a message's continuation lines, and
+offers the message in a few spellings, because a terminal or a log viewer may have wrapped it,
+even in the middle of a word. When no exception line is found, each paragraph written mostly in
+Latin letters becomes a candidate message (a bare message pasted inside a question).
+
+Only fixed regular expressions of our own run here, over bounded input; no user text is compiled.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+MAX_PASTE_CHARS = 1_000_000
+MAX_MESSAGE_LINES = 60
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# Colour codes whose ESC byte was lost on the way to the clipboard: "[31mRuntimeError[0m".
+_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
+
+# Prefixes that only say which process said it: kept streams apart, not a new log record.
+_STREAM_PREFIX = re.compile(
+    r"^(?:\[(?P<rank>(?:rank|default)\d+)\]:(?: )?"  # torchrun: [rank0]:  [default0]:
+    r"|\[(?P<mpi>\d+,\d+)\]<std(?:out|err)>:(?: )?"  # mpirun --tag-output: [1,0]<stderr>:
+    r"|(?P<srun>\d{1,4}): (?=\S))"  # srun --label: 0: Traceback ...
+)
+# Prefixes that start a new log record.
+_RECORD_PREFIXES = [
+    re.compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?[ \t]*"),
+    re.compile(r"^\[?\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?[ \t]*(?:-[ \t]*)?"),
+    re.compile(r"^\[?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?[ \t]+"),
+    # glog / c10 style: [W1129 15:00:00.123456 12345 torch/csrc/x.cpp:12] or W1129 15:00:00.1 123 x.cc:1]
+    re.compile(r"^\[?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s?"),
+    # loguru: | ERROR    | module:function:12 - message
+    re.compile(r"^\|\s*[A-Z]+\s*\|\s*[\w.<>]+:[\w.<>]+:\d+\s*-\s*"),
+    # logging: ERROR:root:  WARNING:__main__:  [ERROR]  ERROR |  name - ERROR -
+    re.compile(r"^\[(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\][ \t]*"),
+    re.compile(r"^(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL):[\w.<>-]*:[ \t]?"),
+    re.compile(r"^(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)(?:[ \t]*[|\-][ \t]*|[ \t]+)"),
+    re.compile(r"^[\w.-]+ - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "),
+    # transformers: [INFO|trainer.py:2134] 2026-06-03 11:20:04,551 >>
+    re.compile(r"^\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[^\]]*\][ \t]*(?:\d{4}-\d{2}-\d{2} [\d:,.]+[ \t]*)?>>[ \t]?"),
+]
+# Decorations of a quoted paste: markdown quotes and fences, pytest's "E   ".
+_QUOTE_PREFIX = re.compile(r"^(?:> ?|E {3})")
+_FENCE = re.compile(r"^\s*(?:```|~~~)\w*\s*$")
+
+_CLASS = r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Interrupt|Exit|Failure|Fault)"
+_EXCEPTION_LINE = re.compile(rf"^(?P<cls>{_CLASS})(?::[ \t]?(?P<msg>.*))?$")
+_WARNING_LINE = re.compile(rf"^(?P<path>\S.*?):(?P<line>\d+): (?P<cls>{_CLASS}): (?P<msg>.*)$")
+_FRAME_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+_TRACEBACK_START = re.compile(r"^(?:Original )?Traceback \(most recent call last\):\s*$")
+_CHAIN_LINE = re.compile(
+    r"^(?:During handling of the above exception, another exception occurred:"
+    r"|The above exception was the direct cause of the following exception:)\s*$"
+)
+_PROMPT = re.compile(r"^(?:\(\S+\) )?(?:\$|#|>>>|In \[\d+\]:|\w+@[\w.-]+:\S*\$) ")
+_WORD = re.compile(r"[A-Za-z0-9_]")
+
+
+@dataclass
+class Line:
+    text: str
+    new_record: bool = False  # a timestamp or log level was stripped: a new log record starts here
+
+
+@dataclass
+class Raised:
+    """One exception or warning found in the paste."""
+
+    cls: str | None  # None for a bare message found without a class
+    lines: list[str]  # the message, first line first (continuation lines as printed)
+    kind: str = "error"  # "error", "warning" or "bare"
+    position: int = 0  # order of appearance in the paste
+    spellings: list[str] = field(default_factory=list)  # the message as it may have read before wrapping
+
+    @property
+    def message(self) -> str:
+        """The message unwrapped into one best guess."""
+        return self.spellings[0] if self.spellings else "\n".join(self.lines)
+
+    @property
+    def header(self) -> str:
+        first = self.lines[0] if self.lines else ""
+        return f"{self.cls}: {first}" if self.cls else first
+
+
+@dataclass
+class Paste:
+    text: str  # cleaned: colour codes and prefixes gone, one stream after another
+    raised: list[Raised]
+
+    @property
+    def targets(self) -> list[str]:
+        """Every text a message pattern is tried on: each spelling of each message, then the whole paste."""
+        seen, out = set(), []
+        for item in self.raised:
+            for text in item.spellings:
+                if text not in seen:
+                    seen.add(text)
+                    out.append(text)
+        if self.text not in seen:
+            out.append(self.text)
+        return out
+
+
+def strip_colour(text: str) -> str:
+    return _BARE_SGR.sub("", _ANSI.sub("", text))
+
+
+def clean_lines(text: str) -> dict[str, list[Line]]:
+    """Lines without colour codes or prefixes, grouped by the process (rank) that wrote them."""
+    text = strip_colour(text[-MAX_PASTE_CHARS:])
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ")
+    streams: dict[str, list[Line]] = {}
+    for raw in text.split("\n"):
+        stream, line, new_record = "", raw, False
+        for _ in range(6):  # prefixes nest: "[rank1]: 2024-01-01 12:00:00 ERROR ..."
+            before = line
+            found = _STREAM_PREFIX.match(line)
+            if found:
+                stream = stream or found.group("rank") or found.group("mpi") or found.group("srun")
+                line = line[found.end():]
+            for prefix in _RECORD_PREFIXES:
+                found = prefix.match(line)
+                if found and found.end() > 0:
+                    line = line[found.end():]
+                    new_record = True
+                    break
+            found = _QUOTE_PREFIX.match(line)
+            if found:
+                line = line[found.end():]
+            if line == before:
+                break
+        if _FENCE.match(line):
+            continue
+        streams.setdefault(stream, []).append(Line(line.rstrip("\n"), new_record))
+    return streams
+
+
+def is_foreign(line: str) -> bool:
+    """Mostly CJK or Hangul: commentary around the error, not part of an English message."""
+    letters = [c for c in line if not c.isspace()]
+    if not letters:
+        return False
+    wide = sum(1 for c in letters if ord(c) >= 0x2E80)
+    return wide / len(letters) > 0.3
+
+
+def _ends_message(line: Line, kind: str) -> bool:
+    text = line.text
+    stripped = text.strip()
+    if not stripped or line.new_record:
+        return True
+    if kind == "warning" and text[:1].isspace():
+        return True  # the source line Python prints under a warning
+    return bool(
+        _TRACEBACK_START.match(stripped)
+        or _CHAIN_LINE.match(stripped)
+        or _FRAME_LINE.match(text)
+        or _WARNING_LINE.match(stripped)
+        or _EXCEPTION_LINE.match(stripped) and not text[:1].isspace()
+        or _PROMPT.match(stripped)
+        or is_foreign(stripped)
+        or stripped.startswith("^^^") or stripped.startswith("~~~")
+    )
+
+
+def _find_raised(lines: list[Line]) -> list[Raised]:
+    found: list[Raised] = []
+    i = 0
+    while i < len(lines):
+        text = lines[i].text.strip()
+        kind, match = "error", None
+        warning = _WARNING_LINE.match(text)
+        if warning:
+            kind, match = "warning", warning
+        else:
+            match = _EXCEPTION_LINE.match(text)
+            if match and match.group("cls").endswith("Warning"):
+                kind = "warning"
+        if not match:
+            i += 1
+            continue
+        message = [match.group("msg") or ""]
+        j = i + 1
+        while j < len(lines) and len(message) < MAX_MESSAGE_LINES and not _ends_message(lines[j], kind):
+            message.append(lines[j].text)
+            j += 1
+        while len(message) > 1 and not message[-1].strip():
+            message.pop()
+        found.append(Raised(match.group("cls"), message, kind))
+        i = j
+    return found
+
+
+def _bare_messages(lines: list[Line]) -> list[Raised]:
+    """Paragraphs of mostly Latin text: a message pasted without its class or traceback."""
+    found, block = [], []
+    for line in lines + [Line("")]:
+        text = line.text.strip()
+        if text and not is_foreign(text) and not line.new_record:
+            block.append(line.text)
+            continue
+        if block:
+            found.append(Raised(None, block, "bare"))
+            block = []
+        if text and not is_foreign(text):
+            block = [line.text]  # a new log record starts a new paragraph
+    return found
+
+
+def spellings(lines: list[str], known: Callable[[str], bool] | None = None) -> list[str]:
+    """The message as it may have read before wrapping: best guess first, then as printed."""
+    known = known or (lambda word: False)
+    first = [lines[0].strip()] + lines[1:]
+    guess = first[0]
+    for line in first[1:]:
+        guess = _join(guess, line, known)
+    as_printed = "\n".join(line.rstrip() for line in first)
+    # A tab may have become spaces on the way (load_state_dict indents its key lists with one).
+    tabbed = "\n".join([first[0]] + [("\t" + line.lstrip()) if line[:1].isspace() else line for line in first[1:]])
+    spaced = " ".join(line.strip() for line in first)
+    glued = "".join(first)  # a terminal's hard wrap keeps every character, spaces included
+    out = []
+    for text in (guess, as_printed, tabbed, spaced, glued):
+        if text not in out:
+            out.append(text)
+    return out
+
+
+def _join(left: str, right: str, known: Callable[[str], bool]) -> str:
+    """Join a wrapped line to what came before: with a space, or none when a word was cut in two."""
+    if right[:1].isspace() or not left or left[-1:].isspace():
+        return left.rstrip() + " " + right.strip()  # an indented line, or the space survived
+    right = right.strip()
+    a, b = left[-1], right[:1]
+    if _WORD.match(a) and _WORD.match(b):
+        head = re.search(r"[A-Za-z0-9_]+$", left).group()
+        tail = re.match(r"[A-Za-z0-9_]+", right).group()
+        glued = known((head + tail).lower()) and not (known(head.lower()) and known(tail.lower()))
+        return left + right if glued else left + " " + right
+    if a in ",;!?)]}" or (a == "." and b.isupper()):
+        return left + " " + right
+    if a in ":([{/'\"`=.-_" or b in ".,;:!?)]}":
+        return left + right
+    return left + " " + right
+
+
+def parse(text: str, known: Callable[[str], bool] | None = None) -> Paste:
+    """Find the exceptions and warnings in a pasted traceback or log.
+
+    `known(word)` tells whether a lower-case word is in the catalog's vocabulary; it decides
+    whether a line break cut a word in two ("cp" + "u" is "cpu") or replaced a space.
+    """
+    streams = clean_lines(text)
+    raised: list[Raised] = []
+    for lines in streams.values():
+        raised.extend(_find_raised(lines))
+    if not raised:
+        for lines in streams.values():
+            raised.extend(_bare_messages(lines))
+    unique: dict[tuple, Raised] = {}
+    for position, item in enumerate(raised):
+        item.position = position
+        item.spellings = spellings(item.lines, known)
+        unique.setdefault((item.cls, item.message), item)
+    cleaned = "\n\n".join("\n".join(line.text for line in lines) for lines in streams.values())
+    return Paste(cleaned, list(unique.values()))

@@ -1,0 +1,217 @@
+"""From what a stage did to a verdict: compare the raised error (or emitted warning) with the record.
+
+Pure functions over the runner's JSON, so every rule here is tested without a subprocess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..model import Record
+from ..patterns import PatternError, pattern_matches
+from .libraries import Library
+
+VERIFIED = "verified"
+NOT_REPRODUCED = "not-reproduced"
+WRONG_ERROR = "wrong-error"
+FIX_FAILED = "fix-failed"
+SKIPPED = "skipped"
+TIMEOUT = "timeout"
+CRASHED = "crashed"
+VERDICTS = (VERIFIED, NOT_REPRODUCED, WRONG_ERROR, FIX_FAILED, SKIPPED, TIMEOUT, CRASHED)
+
+NATIVE_SUFFIXES = (".cpp", ".cc", ".cu", ".cuh", ".h", ".hpp", ".c")
+# PyTorch appends these to C++ errors (with TORCH_SHOW_CPP_STACKTRACES=1) and to TORCH_WARN warnings.
+CPP_RAISE = re.compile(r"\n?Exception raised from (?P<func>.*) at (?P<file>\S+):(?P<line>\d+)")
+CPP_WARN = re.compile(r"\s*\(Triggered internally at (?P<file>\S+):(?P<line>\d+)\.\)")
+SHOWN = 300  # characters of a message quoted in a reason
+
+
+def is_native(file_path: str) -> bool:
+    return file_path.endswith(NATIVE_SUFFIXES)
+
+
+def class_matches(expected: str, mro: list[str]) -> bool:
+    """`expected` is the raised class or one of its bases, by name.
+
+    A bare name (`ValueError`, `OutOfMemoryError`) matches a class of that name in any module; a dotted one
+    (`torch.OutOfMemoryError`) matches that module and name, or the same name in the same top-level package
+    (classes are re-exported: `torch.cuda.OutOfMemoryError` is `torch.OutOfMemoryError`).
+    """
+    expected = expected.removeprefix("builtins.")
+    exp_module, _, exp_name = expected.rpartition(".")
+    for name in mro:
+        module, _, bare = name.rpartition(".")
+        if expected == name or (not exp_module and exp_name == bare):
+            return True
+        if exp_module and exp_name == bare and module.split(".")[0] == exp_module.split(".")[0]:
+            return True
+    return False
+
+
+def path_matches(found: str, file_path: str) -> bool:
+    """`found` (installed, package-relative, or a C++ build path) is the record's `filePath`, up to a prefix."""
+    return found == file_path or found.endswith("/" + file_path) or file_path.endswith("/" + found)
+
+
+@dataclass
+class Observed:
+    """One raised exception or emitted warning, seen against a record."""
+
+    kind: str  # "exception" or "warning"
+    cls: str
+    classes: list[str]  # the class and its bases, by qualified name
+    message: str  # without PyTorch's C++ location suffix
+    site_file: str | None = None  # in the library (package-relative) or the C++ file; None when none was found
+    site_line: int | None = None
+    site_func: str | None = None
+    outside: str | None = None  # for a Python error raised outside the library: its innermost frame
+    phase: str = "call"
+    problems: list[str] = field(default_factory=list)
+    # Lines of every frame in the record's file: a record may name the line that decides to raise and
+    # hands the message to a raising helper in the same file (DDP's _log_and_throw).
+    lines_in_file: set[int] = field(default_factory=set)
+
+    @property
+    def site(self) -> str | None:
+        if self.site_file is None:
+            return self.outside
+        return f"{self.site_file}:{self.site_line}"
+
+    def summary(self) -> str:
+        where = f" at {self.site}" if self.site else ""
+        message = f": {_quote(self.message)}" if self.message else ""
+        return f"{self.cls}{message}{where}"
+
+
+def observe_exception(exc: dict, record: Record, library: Library) -> Observed:
+    seen = Observed("exception", exc["class"], exc["mro"], exc["message"], phase=exc.get("phase", "call"))
+    _locate(seen, CPP_RAISE, exc.get("frames", []), record, library)
+    seen.problems = _problems(seen, record, library)
+    return seen
+
+
+def observe_warning(warning: dict, record: Record, library: Library) -> Observed:
+    seen = Observed("warning", warning["class"], warning["mro"], warning["message"])
+    _locate(seen, CPP_WARN, warning.get("frames", []), record, library)
+    if seen.site_file is None and seen.outside is None:
+        seen.outside = f"{warning.get('filename')}:{warning.get('lineno')}"
+    seen.problems = _problems(seen, record, library)
+    return seen
+
+
+def _locate(seen: Observed, cpp_location: re.Pattern, frames: list, record: Record, library: Library) -> None:
+    """The raise site: the C++ location PyTorch appends, for a native record; else the innermost library frame.
+
+    The C++ location (and the C++ trace after it) is cut from the message for every record, so that a
+    TORCH_SHOW_CPP_STACKTRACES=1 in the caller's environment changes nothing.
+    """
+    found = cpp_location.search(seen.message)
+    if found:
+        seen.message = seen.message[: found.start()]
+    if is_native(record.filePath):
+        if found:
+            file = found["file"]
+            seen.site_file = record.filePath if path_matches(file, record.filePath) else file
+            seen.site_line, seen.site_func = int(found["line"]), found.groupdict().get("func")
+        return
+    inside = [(library.relative(f), line, func) for f, line, func in frames if library.contains(f)]
+    seen.lines_in_file = {line for file, line, _ in inside if path_matches(file, record.filePath)}
+    if inside:
+        seen.site_file, seen.site_line, seen.site_func = inside[-1]
+        return
+    if frames:
+        filename, line, _ = frames[-1]
+        seen.outside = f"{filename}:{line}"
+
+
+def _problems(seen: Observed, record: Record, library: Library) -> list[str]:
+    problems = []
+    if not class_matches(record.errorClass, seen.classes):
+        problems.append(f"class: expected {record.errorClass}, got {seen.cls}")
+    try:
+        if not pattern_matches(record.messagePattern, seen.message):
+            problems.append(f"message: expected a match for {_quote(record.messagePattern)}, got {_quote(seen.message)}")
+    except PatternError as exc:
+        problems.append(f"message: messagePattern {exc}")
+    if is_native(record.filePath):
+        what = "C++ raise site" if seen.kind == "exception" else "C++ warning site"
+        if seen.site_file is None:
+            marker = "Exception raised from" if seen.kind == "exception" else "(Triggered internally at"
+            problems.append(f"raise site: expected a {what} in {record.filePath}, found no {marker!r} location")
+        elif seen.site_file != record.filePath:
+            problems.append(f"raise site: expected {record.filePath}, got {seen.site}")
+    elif seen.site_file is None:
+        where = f" ({seen.outside})" if seen.outside else ""
+        problems.append(f"raise site: expected {record.filePath} inside {library.package}, got none inside {library.package}{where}")
+    elif not path_matches(seen.site_file, record.filePath):
+        problems.append(f"raise site: expected {record.filePath}, got {seen.site}")
+    return problems
+
+
+def drift(seen: Observed, record: Record, library: Library) -> str | None:
+    """The raise line of the installed library, when it is not the record's lineNumber (reported, not failed)."""
+    if seen.site_line is None or record.lineNumber in {seen.site_line, *seen.lines_in_file}:
+        return None
+    version = f"{library.distribution or library.package} {library.version or ''}".strip()
+    where = f" ({seen.site_func})" if seen.site_func else ""
+    return f"raise line {seen.site_line}{where} in installed {version}, record says {record.filePath}:{record.lineNumber}"
+
+
+@dataclass
+class Judgement:
+    ok: bool
+    verdict: str | None  # None while ok: the caller decides after the next stage
+    reason: str
+    observed: Observed | None = None
+
+
+def judge_trigger(result: dict, record: Record, library: Library) -> Judgement:
+    exc = result.get("exception")
+    warnings = result.get("warnings", [])
+    if exc is not None:
+        seen = observe_exception(exc, record, library)
+        if not seen.problems:
+            return Judgement(True, None, f"{seen.cls} raised at {seen.site}", seen)
+        if seen.phase == "import":
+            return Judgement(False, WRONG_ERROR, f"importing the reproduction raised {seen.summary()}", seen)
+        return Judgement(False, WRONG_ERROR, f"trigger() raised the wrong error: {'; '.join(seen.problems)}", seen)
+    candidates = [observe_warning(w, record, library) for w in warnings if class_matches(record.errorClass, w["mro"])]
+    if not candidates:
+        # A warning of another class with the documented message is the wrong warning, not no reproduction.
+        candidates = [
+            seen for seen in (observe_warning(w, record, library) for w in warnings)
+            if not any(p.startswith("message") for p in seen.problems)
+        ]
+    if candidates:
+        best = min(candidates, key=lambda seen: len(seen.problems))
+        if not best.problems:
+            return Judgement(True, None, f"{best.cls} emitted at {best.site}", best)
+        return Judgement(False, WRONG_ERROR, f"trigger() emitted the wrong warning: {'; '.join(best.problems)}", best)
+    reason = f"trigger() returned without raising {record.errorClass} (pattern {_quote(record.messagePattern)})"
+    if warnings:
+        first = observe_warning(warnings[0], record, library)
+        reason += f"; it emitted {len(warnings)} warning(s), first {first.summary()}"
+    return Judgement(False, NOT_REPRODUCED, reason)
+
+
+def judge_fix(result: dict, record: Record, library: Library, documented: Observed) -> Judgement:
+    exc = result.get("exception")
+    if exc is not None:
+        seen = observe_exception(exc, record, library)
+        seen.problems = []
+        if seen.phase == "import":
+            return Judgement(False, FIX_FAILED, f"importing the reproduction for fix() raised {seen.summary()}", seen)
+        return Judgement(False, FIX_FAILED, f"fix() raised {seen.summary()}", seen)
+    if documented.kind == "warning":
+        for warning in result.get("warnings", []):
+            seen = observe_warning(warning, record, library)
+            if class_matches(record.errorClass, seen.classes) and not any(p.startswith("message") for p in seen.problems):
+                return Judgement(False, FIX_FAILED, f"fix() still emits the documented warning: {seen.summary()}", seen)
+    return Judgement(True, VERIFIED, "fix() completed")
+
+
+def _quote(text: str) -> str:
+    text = text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
+    return repr(text)

@@ -1,0 +1,162 @@
+"""The subprocess side of `errkb reproduce`: run one stage of one reproduction, print one JSON result.
+
+    python errkb/reproduce/runner.py REPRODUCTION.py trigger|fix
+
+Standard library only, and run by file path rather than `-m errkb...`, so that a stage pays for no errkb import
+(pydantic alone costs ~0.2 s). Whatever the stage prints goes to stderr; stdout carries only the JSON result.
+It records facts (class, MRO, message, traceback frames, warnings with the stack that emitted them);
+deciding what they mean against the record is compare.py's job, in the parent.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+import warnings
+
+MAX_FRAMES = 60
+MAX_WARNINGS = 100
+MAX_TEXT = 4000
+
+
+def qualified_name(cls: type) -> str:
+    module = getattr(cls, "__module__", None) or ""
+    name = getattr(cls, "__qualname__", cls.__name__)
+    return name if module in ("builtins", "exceptions", "") else f"{module}.{name}"
+
+
+def class_names(cls: type) -> list[str]:
+    return [qualified_name(c) for c in cls.__mro__ if c is not object]
+
+
+def text_of(value) -> str:
+    try:
+        return str(value)
+    except Exception:  # a broken __str__ must not lose the rest of the result
+        return f"<unprintable {type(value).__name__}>"
+
+
+def describe_exception(exc: BaseException, phase: str) -> dict:
+    frames = traceback.extract_tb(exc.__traceback__)[-MAX_FRAMES:]
+    return {
+        "phase": phase,
+        "class": qualified_name(type(exc)),
+        "mro": class_names(type(exc)),
+        "message": text_of(exc),
+        "frames": [[f.filename, f.lineno, f.name] for f in frames],
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-MAX_TEXT:],
+    }
+
+
+class WarningCollector:
+    """A `warnings.showwarning` that also keeps the Python stack that emitted each warning.
+
+    The warning's own filename:lineno follow `stacklevel` (often the caller, not the library), and C++ TORCH_WARN
+    warnings carry the Python caller's location; the stack lets the parent find the innermost library frame.
+    """
+
+    def __init__(self) -> None:
+        self.active = False
+        self.items: list[dict] = []
+        self.dropped = 0
+        self._skip = {os.path.abspath(warnings.__file__), os.path.abspath(__file__)}
+
+    def show(self, message, category, filename, lineno, file=None, line=None) -> None:
+        if not self.active:
+            return
+        if len(self.items) >= MAX_WARNINGS:
+            self.dropped += 1
+            return
+        stack = []
+        frame = sys._getframe(1)
+        while frame is not None and len(stack) < MAX_FRAMES:
+            if os.path.abspath(frame.f_code.co_filename) not in self._skip:
+                stack.append([frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name])
+            frame = frame.f_back
+        self.items.append(
+            {
+                "class": qualified_name(category),
+                "mro": class_names(category),
+                "message": text_of(message),
+                "filename": text_of(filename),
+                "lineno": lineno,
+                "frames": stack[::-1],  # outermost first, like a traceback
+            }
+        )
+
+
+def variant_local(exc: BaseException, function) -> str | None:
+    """A stage that raised returned nothing; it names its variant in a local variable `variant` instead."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is getattr(function, "__code__", None):
+            value = tb.tb_frame.f_locals.get("variant")
+            return value[:200] if isinstance(value, str) and value else None
+        tb = tb.tb_next
+    return None
+
+
+def load_module(path: str):
+    spec = importlib.util.spec_from_file_location("errkb_reproduction", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_stage(path: str, stage: str) -> dict:
+    result = {"stage": stage, "outcome": None, "variant": None, "call_seconds": None, "exception": None}
+    collector = WarningCollector()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = collector.show
+        phase = "import"
+        try:
+            function = getattr(load_module(path), stage)
+            phase = "call"
+            warnings.simplefilter("always")  # a library may have installed its own filters on import
+            collector.active = True
+            started = time.perf_counter()
+            try:
+                value = function()
+            finally:
+                result["call_seconds"] = round(time.perf_counter() - started, 4)
+                collector.active = False
+            result["outcome"] = "returned"
+            if isinstance(value, str) and value:
+                result["variant"] = value[:200]
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt are results too
+            result["outcome"] = "raised"
+            result["exception"] = describe_exception(exc, phase)
+            if phase == "call":
+                result["variant"] = variant_local(exc, function)
+    result["warnings"] = collector.items
+    result["warnings_dropped"] = collector.dropped
+    return result
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[1] not in ("trigger", "fix"):
+        print("usage: runner.py REPRODUCTION.py trigger|fix", file=sys.stderr)
+        return 2
+    faulthandler.enable()  # a crash leaves a Python stack in stderr, which the parent quotes
+    result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    sys.stdout.flush()
+    os.dup2(2, 1)  # the stage's own prints (and its C/C++ code's) go to stderr
+    result = run_stage(argv[0], argv[1])
+    sys.stdout.flush()
+    result_stream.write(json.dumps(result))
+    result_stream.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    # Run as a script, Python put this folder first on sys.path; a reproduction must not see errkb's modules.
+    if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,297 @@
+"""Explaining a crash as it happens: `errkb run -- CMD`, `errkb.install()`, `errkb.explain(exc)`, and an
+IPython extension (`%load_ext errkb`).
+
+`errkb run` passes the command's stdout and stderr through unchanged and live, keeps their last
+part, and when the command fails with a traceback prints, after it, the matching record's cause,
+fix and verification status. The command's exit status is kept (128+N when killed by signal N).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import traceback
+from collections import deque
+from pathlib import Path
+
+import click
+
+TAIL_BYTES = 256 * 1024  # per stream: a traceback is at the end
+CAUSE_CHARS = 700
+
+
+# -- explaining one error ---------------------------------------------------------------------------
+
+
+def explain(exc: BaseException, root: Path | str | None = None):
+    """The catalog record that explains an exception (or warning) object, as a Match, or None.
+
+    `explanation(exc)` gives the text errkb prints: cause, fix and verification.
+    """
+    from .matching import match
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    found = match(text, root=root, limit=1)
+    return found[0] if found else None
+
+
+def explanation(exc: BaseException, root: Path | str | None = None) -> str | None:
+    """What errkb prints after a traceback: cause, fix and verification of the matching record, or None."""
+    from .matching import find_root
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return explain_text(text, Path(root) if root else find_root())
+
+
+def explain_text(text: str, root: Path | None) -> str | None:
+    """The explanation for a pasted traceback or log, or None when no record matches."""
+    from .matching import matcher_for
+
+    matcher = matcher_for(root)
+    found = matcher.match(text, limit=3)
+    if not found:
+        return None
+    return render(found, root or Path.cwd())
+
+
+def render(found, root: Path) -> str:
+    best = found[0]
+    details = record_details(root, best.slug)
+    rule = "-" * 72
+    lines = ["", rule, f"errkb: this looks like `{best.slug}` (score {best.score:.2f}; {best.why()})"]
+    if details:
+        lines += ["", "Cause:", textwrap.fill(_shorten(details["documentation"]), width=88, initial_indent="  ",
+                                              subsequent_indent="  ")]
+        lines += ["", "Fix:"]
+        lines += [textwrap.fill(s, width=88, initial_indent=f"  {i}. ", subsequent_indent="     ")
+                  for i, s in enumerate(details["solutions"], 1)]
+        if details.get("exampleFix"):
+            lines += ["", "Example fix:", textwrap.indent(details["exampleFix"], "    ")]
+    lines += ["", "Verified: " + verification(root, best.slug)]
+    if len(found) > 1:
+        lines += ["Also close: " + ", ".join(f"{m.slug} ({m.score:.2f})" for m in found[1:])]
+    lines += [f"More: errkb show {best.slug}", rule]
+    return "\n".join(lines)
+
+
+def _shorten(text: str) -> str:
+    if len(text) <= CAUSE_CHARS:
+        return text
+    cut = text.rfind(". ", 0, CAUSE_CHARS)
+    return text[: cut + 1 if cut > 0 else CAUSE_CHARS] + " [...]"
+
+
+def record_details(root: Path, slug: str) -> dict | None:
+    """documentation, solutions and exampleFix of a record: from catalog.db, else records/<slug>.json."""
+    database = root / "catalog.db"
+    if database.is_file():
+        try:
+            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+            try:
+                row = conn.execute(
+                    "SELECT documentation, solutions, exampleFix FROM records WHERE slug = ?", [slug]
+                ).fetchone()
+            finally:
+                conn.close()
+            if row:
+                return {"documentation": row[0], "solutions": json.loads(row[1]), "exampleFix": row[2]}
+        except (sqlite3.Error, ValueError):
+            pass
+    path = root / "records" / f"{slug}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    record = data.get("record", data)
+    return {key: record.get(key) for key in ("documentation", "solutions", "exampleFix")}
+
+
+def verification(root: Path, slug: str) -> str:
+    """The latest reproduction run of the record, in words, or "never verified"."""
+    database = root / "catalog.db"
+    row = None
+    if database.is_file():
+        try:
+            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+            conn.row_factory = sqlite3.Row
+            try:
+                row = conn.execute(
+                    "SELECT * FROM reproduction_runs WHERE slug = ? ORDER BY started_at DESC, id DESC LIMIT 1", [slug]
+                ).fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error:  # no table yet, or an unreadable file
+            row = None
+    if row is None:
+        return f"never verified (run `errkb reproduce {slug}`)"
+    run = dict(row)
+    where = []
+    if run.get("torch"):
+        where.append(f"torch {run['torch']}")
+    if run.get("library") and run.get("library_version") and run.get("library") != "torch":
+        where.append(f"{run['library']} {run['library_version']}")
+    if run.get("python"):
+        where.append(f"python {run['python']}")
+    devices = run.get("cuda_device_count")
+    where.append(f"{devices} CUDA device(s)" if devices else "CPU only")
+    if run.get("host"):
+        where.append(run["host"])
+    return f"{run.get('verdict')} on {run.get('started_at')} ({', '.join(where)})"
+
+
+# -- errkb run ------------------------------------------------------------------------------------------
+
+
+class _Tail:
+    def __init__(self, limit: int = TAIL_BYTES):
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.limit = limit
+
+    def add(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.size += len(data)
+        while self.size - len(self.chunks[0]) >= self.limit:
+            self.size -= len(self.chunks.popleft())
+
+    def text(self) -> str:
+        return b"".join(self.chunks)[-self.limit:].decode("utf-8", errors="replace")
+
+
+def _pump(source, sink, tail: _Tail) -> None:
+    """Copy a child's stream to ours as it comes, byte for byte, keeping its end."""
+    fd = source.fileno()
+    while True:
+        data = os.read(fd, 65536)
+        if not data:
+            break
+        tail.add(data)
+        try:
+            sink.write(data)
+            sink.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # our reader went away; keep draining so the child is not blocked
+
+
+def run_and_explain(command: list[str], root: Path | None = None, err=None) -> int:
+    """Run `command`, passing its output through; explain a traceback it dies with. Returns its exit status."""
+    err = err or sys.stderr
+    env = dict(os.environ)
+    env.setdefault("PYTHONUNBUFFERED", "1")  # live output from Python children writing to a pipe
+    try:
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    except FileNotFoundError:
+        print(f"errkb run: command not found: {command[0]}", file=err)
+        return 127
+    except PermissionError:
+        print(f"errkb run: permission denied: {command[0]}", file=err)
+        return 126
+    tails = {"stdout": _Tail(), "stderr": _Tail()}
+    out = getattr(sys.stdout, "buffer", sys.stdout)
+    errb = getattr(sys.stderr, "buffer", sys.stderr)
+    pumps = [
+        threading.Thread(target=_pump, args=(child.stdout, out, tails["stdout"]), daemon=True),
+        threading.Thread(target=_pump, args=(child.stderr, errb, tails["stderr"]), daemon=True),
+    ]
+    for pump in pumps:
+        pump.start()
+    while True:
+        try:
+            status = child.wait()
+            break
+        except KeyboardInterrupt:
+            continue  # the terminal sent it to the child too; wait for the child to decide
+    for pump in pumps:
+        pump.join()
+    if status != 0:
+        _explain_failure(tails["stderr"].text(), tails["stdout"].text(), root, err)
+    return status if status >= 0 else 128 - status
+
+
+def _explain_failure(stderr_text: str, stdout_text: str, root: Path | None, err) -> None:
+    from . import paste
+    from .matching import find_root
+
+    root = root or find_root()
+    for text in (stderr_text, stdout_text):  # some tools log their tracebacks to stdout
+        parsed = paste.parse(text)
+        if not any(item.kind == "error" for item in parsed.raised):
+            continue
+        try:
+            message = explain_text(text, root)
+        except Exception as exc:  # noqa: BLE001 - never hide the command's own failure behind ours
+            message = f"errkb: could not match this error ({type(exc).__name__}: {exc})"
+        if message is None:
+            message = "errkb: no record in the catalog matches this error."
+        print(message, file=err)
+        err.flush()
+        return
+
+
+@click.command(
+    name="run",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.pass_context
+def run_command(ctx: click.Context, command: tuple[str, ...]) -> None:
+    """Run COMMAND; if it dies with a traceback, explain it from the catalog.
+
+    Output is passed through unchanged and the exit status is kept. Put `--` before the command:
+    errkb run -- python train.py --epochs 3
+    """
+    from .matching.command import catalog_root
+
+    sys.exit(run_and_explain(list(command), catalog_root(ctx)))
+
+
+# -- inside a program -------------------------------------------------------------------------------------
+
+
+def install(root: Path | str | None = None) -> None:
+    """Explain uncaught exceptions of this program (and its threads) after their tracebacks."""
+    root = Path(root) if root else None
+    previous = sys.excepthook
+
+    def hook(exc_type, exc, tb):
+        previous(exc_type, exc, tb)
+        _print_explanation(exc_type, exc, tb, root)
+
+    sys.excepthook = hook
+    previous_thread_hook = threading.excepthook
+
+    def thread_hook(args):
+        previous_thread_hook(args)
+        if args.exc_value is not None:
+            _print_explanation(args.exc_type, args.exc_value, args.exc_traceback, root)
+
+    threading.excepthook = thread_hook
+
+
+def _print_explanation(exc_type, exc, tb, root: Path | None) -> None:
+    if exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
+        return
+    try:
+        from .matching import find_root
+
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        message = explain_text(text, root or find_root())
+    except Exception:  # noqa: BLE001 - an excepthook must not fail
+        return
+    if message:
+        print(message, file=sys.stderr)
+
+
+def load_ipython_extension(ipython) -> None:
+    """`%load_ext errkb`: after a cell's traceback, the matching record's cause and fix."""
+
+    def handler(shell, etype, evalue, tb, tb_offset=None):
+        shell.showtraceback((etype, evalue, tb), tb_offset=tb_offset)
+        _print_explanation(etype, evalue, tb, None)
+
+    ipython.set_custom_exc((Exception,), handler)

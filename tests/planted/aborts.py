@@ -1,0 +1,12 @@
+"""Planted defect: the process dies (SIGABRT) before it can report anything."""
+NEEDS = {"packages": {}, "cuda_devices": 0, "timeout_s": 30}
+
+import os
+
+
+def trigger():
+    os.abort()
+
+
+def fix():
+    pass

@@ -1,0 +1,10 @@
+"""Planted defect: trigger() finishes without any error (as when a library stops raising)."""
+NEEDS = {"packages": {}, "cuda_devices": 0, "timeout_s": 30}
+
+
+def trigger():
+    return "nothing happens"
+
+
+def fix():
+    pass

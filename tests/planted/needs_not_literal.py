@@ -1,0 +1,10 @@
+"""Planted defect: NEEDS is computed, so it cannot be read without running the file."""
+NEEDS = dict(packages={}, cuda_devices=0, timeout_s=30)
+
+
+def trigger():
+    pass
+
+
+def fix():
+    pass

@@ -1,0 +1,217 @@
+"""The matcher's parts: required words of a pattern, the sharded re2.Set, the index in catalog.db."""
+
+import random
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from errkb.matching import Matcher, match
+from errkb.matching import index
+from errkb.matching.patternset import PatternSet
+from errkb.matching.tokens import literal_words, required_words, words
+from errkb.patterns import compile_pattern
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = "dataparallel-not-supported-when-crf-is-used"
+
+
+def catalog_entries():
+    return index.entries_from_folder(REPO / "records")
+
+
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        (r"mask of the first timestep must all be on", {"of", "the", "first", "timestep", "must", "all", "be"}),
+        (r"^mask of", {"mask"}),
+        (r"\bmask of\b", {"mask", "of"}),
+        (r"'(Distributed)?DataParallel' object has no attribute '[^']+'", {"object", "has", "no", "attribute"}),
+        (r"device (cuda|cpu) and x", {"and"}),
+        (r"a+b", set()),
+        (r"x\pLy", None),  # RE2-only syntax: unknown, tried on every paste
+    ],
+)
+def test_required_words(pattern, expected):
+    assert required_words(pattern) == expected
+
+
+def test_required_words_are_in_every_match_of_the_catalog_patterns():
+    for entry in catalog_entries():
+        required = required_words(entry.pattern)
+        assert required is not None, entry.slug
+        assert required <= words(entry.message), entry.slug
+        assert required, f"{entry.slug}: no anchor word, so it would be tried on every paste"
+
+
+def test_required_words_never_miss_on_random_patterns():
+    """Soundness: whenever a pattern matches a text, the text has all the pattern's required words."""
+    rng = random.Random(7)
+    vocabulary = ["cuda", "device", "state_dict", "error", "x", "0", "lengths", "Tensor"]
+    pieces = [r"\w+", r"\d+", r"\s", ".", ".*", r"[a-z]+", "(a|b)", "(?:cuda)?", "-", " ", ":", r"\(", "'", "_"]
+    for _ in range(3000):
+        parts = [rng.choice(vocabulary + pieces) for _ in range(rng.randint(1, 7))]
+        pattern = "".join(parts)
+        try:
+            regex = compile_pattern(pattern)
+        except ValueError:
+            continue
+        required = required_words(pattern)
+        for _ in range(5):
+            text = " ".join(rng.choice(vocabulary + [":", "(", "'", "a", "b", "12", "x_y"]) for _ in range(rng.randint(1, 9)))
+            text = rng.choice(["", " ", "z"]) + text.replace(" ", rng.choice([" ", "", "-"]))
+            if regex.search(text) and required is not None:
+                assert required <= words(text), (pattern, text, required)
+
+
+def test_literal_words_include_optional_parts():
+    found = literal_words(r"only work with single-device(/multiple-device)? GPU modules( or CPU modules)?, but")
+    assert {"multiple", "cpu", "gpu", "module"} <= found
+
+
+def test_pattern_set_agrees_with_a_plain_loop():
+    """re2.Set in shards (max_mem raised) answers exactly what searching pattern by pattern answers."""
+    rng = random.Random(3)
+    patterns = [entry.pattern for entry in catalog_entries()]
+    words_pool = ["cuda", "device", "error", "found", "tensor", "module", "lengths", "mask", "size", "dimension"]
+    for n in range(2500):
+        a, b = rng.sample(words_pool, 2)
+        patterns.append(rf"{a} \w+ {b} {n}\b" if n % 3 else rf"(?i){a}.{{0,40}}{b} #{n}$")
+    patterns.append("(unclosed")  # rejected by RE2: must match nothing, not break the set
+    pattern_set = PatternSet(patterns, shard_size=1000)
+    texts = [entry.message for entry in catalog_entries()]
+    texts += [f"{rng.choice(words_pool)} x {rng.choice(words_pool)} {rng.randrange(2600)}" for _ in range(200)]
+    texts += [f"{rng.choice(words_pool).upper()} and then {rng.choice(words_pool)} #{rng.randrange(2600)}" for _ in range(200)]
+    for text in texts:
+        expected = set()
+        for i, pattern in enumerate(patterns):
+            try:
+                if compile_pattern(pattern).search(text):
+                    expected.add(i)
+            except ValueError:
+                pass
+        assert pattern_set.search(text) == expected, text
+
+
+def test_no_user_text_is_compiled_as_a_regex():
+    """A paste full of regex syntax is data: nothing blows up, and a catastrophic pattern costs nothing."""
+    matcher = Matcher.from_entries(catalog_entries())
+    evil = "RuntimeError: (a+)+$ [unclosed (?P<x> \\1 " + "a" * 5000 + "b\n" + "(((((" * 1000
+    start = time.perf_counter()
+    assert matcher.match(evil) == []
+    assert time.perf_counter() - start < 2
+
+
+def build_catalog(tmp_path: Path, slugs=None) -> Path:
+    (tmp_path / "records").mkdir()
+    for path in sorted((REPO / "records").glob("*.json")):
+        if slugs is None or path.stem in slugs:
+            shutil.copy(path, tmp_path / "records")
+    from errkb import catalog
+
+    catalog.build(tmp_path)
+    return tmp_path
+
+
+def index_rows(conn: sqlite3.Connection) -> dict:
+    return {
+        "patterns": sorted(conn.execute("SELECT slug, pattern, error_class, message, anchors, literals FROM match_patterns")),
+        "anchors": sorted(conn.execute("SELECT a.word, p.slug FROM match_anchors a JOIN match_patterns p USING (id)")),
+        "terms": sorted(conn.execute("SELECT term, df FROM match_terms")),
+        "fts": sorted(conn.execute(
+            "SELECT p.slug FROM match_fts f JOIN match_patterns p ON p.id = f.rowid WHERE match_fts MATCH 'device'"
+        )),
+    }
+
+
+def test_index_is_built_in_catalog_db_and_kept_in_step_with_records(tmp_path):
+    root = build_catalog(tmp_path)
+    matcher = Matcher.open(root)
+    assert matcher.source.endswith("catalog.db")
+    conn = sqlite3.connect(root / "catalog.db")
+    assert index.is_fresh(conn)
+    n = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+    assert conn.execute("SELECT count(*) FROM match_patterns").fetchone()[0] == n
+
+    # A record changes, another goes: the triggers mark them, refresh re-indexes only those.
+    conn.execute("UPDATE records SET errorMessage = errorMessage || ' (changed)' WHERE slug = ?", [SEED])
+    conn.execute("DELETE FROM records WHERE slug = 'torchcrf-first-timestep-mask-off'")
+    conn.commit()
+    assert not index.is_fresh(conn)
+    assert index.refresh(conn) == 2
+    conn.commit()
+    incremental = index_rows(conn)
+
+    full = sqlite3.connect(":memory:")
+    conn.backup(full)
+    full.execute("DELETE FROM match_meta WHERE key = 'version'")  # forces a full rebuild
+    index.refresh(full)
+    assert index_rows(full) == incremental
+    assert index.is_fresh(conn)
+
+
+def test_errkb_build_and_add_update_an_indexed_catalog(tmp_path):
+    # sqlite-utils' upsert fires the update trigger; marking the same slug twice must not fail the build.
+    import json
+
+    from errkb import catalog
+
+    root = build_catalog(tmp_path)
+    Matcher.open(root)
+    path = root / "records" / f"{SEED}.json"
+    data = json.loads(path.read_text())
+    data["record"]["tags"].append("changed")
+    path.write_text(json.dumps(data))
+    assert catalog.build(root).updated == [SEED]
+    catalog.add_to_database(root, [(catalog.Envelope.model_validate(data), path)])
+    conn = sqlite3.connect(root / "catalog.db")
+    assert conn.execute("SELECT slug FROM match_dirty").fetchall() == [(SEED,)]  # marked once, no error
+    assert match("ValueError: DataParallel not supported when CRF is used", root=root)[0].slug == SEED
+
+
+def test_full_rebuild_after_build_full_drops_the_triggers(tmp_path):
+    root = build_catalog(tmp_path)
+    Matcher.open(root)
+    from errkb import catalog
+
+    catalog.build(root, full=True)  # drops and recreates `records`, and with it our triggers
+    conn = sqlite3.connect(root / "catalog.db")
+    assert not index.is_fresh(conn)
+    found = match("ValueError: DataParallel not supported when CRF is used", root=root)
+    assert found[0].slug == SEED
+    assert index.is_fresh(conn)
+
+
+def test_matches_from_records_folder_without_a_database(tmp_path):
+    (tmp_path / "records").mkdir()
+    shutil.copy(REPO / "records" / f"{SEED}.json", tmp_path / "records")
+    found = match("ValueError: DataParallel not supported when CRF is used", root=tmp_path)
+    assert [m.slug for m in found] == [SEED]
+    assert not (tmp_path / "catalog.db").exists()
+
+
+def test_read_only_catalog_is_indexed_in_memory(tmp_path, monkeypatch):
+    root = build_catalog(tmp_path, {SEED})
+
+    def refuse(conn):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(index, "refresh", refuse)
+    matcher = Matcher.open(root)
+    assert matcher.source.endswith("catalog.db")
+    assert matcher.match("ValueError: DataParallel not supported when CRF is used")[0].slug == SEED
+    assert not index._has_table(sqlite3.connect(root / "catalog.db"), "match_patterns")
+
+
+def test_match_api_reuses_the_matcher_until_records_change(tmp_path):
+    from errkb.matching.api import matcher_for
+
+    (tmp_path / "records").mkdir()
+    shutil.copy(REPO / "records" / f"{SEED}.json", tmp_path / "records")
+    first = matcher_for(tmp_path)
+    assert matcher_for(tmp_path) is first
+    shutil.copy(REPO / "records" / "torchcrf-first-timestep-mask-off.json", tmp_path / "records")
+    assert matcher_for(tmp_path) is not first
+    assert match("ValueError: mask of the first timestep must all be on", root=tmp_path)[0].slug == "torchcrf-first-timestep-mask-off"

@@ -1,0 +1,51 @@
+"""The paste set: one realistic paste per file in tests/data/pastes/, its expected record in expected.json.
+
+expected.json maps a file name to a slug, to null (nothing in the catalog may be claimed), or to
+{"slug": ..., "known_miss": "why"} for a paste the matcher is known to get wrong (xfail).
+A paste whose record is not in records/ yet is skipped. `benchmarks/match_quality.py` reports
+top-1 accuracy and no-match precision over the same set.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from errkb.matching import Matcher
+from errkb.matching.index import entries_from_folder
+
+REPO = Path(__file__).resolve().parents[1]
+PASTES = Path(__file__).parent / "data" / "pastes"
+EXPECTED = json.loads((PASTES / "expected.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def matcher() -> Matcher:
+    return Matcher.from_entries(entries_from_folder(REPO / "records"), "records/")
+
+
+def test_every_paste_has_an_expectation_and_back():
+    files = {path.name for path in PASTES.glob("*.txt")}
+    assert files == set(EXPECTED)
+
+
+def test_paste_set_covers_every_record_and_has_negatives():
+    slugs = {path.stem for path in (REPO / "records").glob("*.json")}
+    expected = {value["slug"] if isinstance(value, dict) else value for value in EXPECTED.values()}
+    assert slugs <= expected, f"records without a paste: {sorted(slugs - expected)}"
+    assert sum(value is None for value in EXPECTED.values()) >= 8
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_paste(name: str, matcher: Matcher):
+    expected = EXPECTED[name]
+    if isinstance(expected, dict):
+        pytest.xfail(f"known miss: {expected['known_miss']}")
+    if expected and not (REPO / "records" / f"{expected}.json").exists():
+        pytest.skip(f"record {expected} is not in records/ yet")
+    found = matcher.match((PASTES / name).read_text(encoding="utf-8"))
+    if expected is None:
+        assert found == [], f"claimed {[(m.slug, m.score, m.why()) for m in found]} for a paste no record explains"
+    else:
+        assert found, f"no match; best candidates: {[(m.slug, m.score) for m in matcher.rank((PASTES / name).read_text())[:3]]}"
+        assert found[0].slug == expected, [(m.slug, m.score, m.why()) for m in found]

@@ -1,0 +1,265 @@
+"""errkb reproduce end to end: the real harness, real subprocesses, real libraries.
+
+Two small catalogs are built in temporary folders and each is reproduced once (module-scoped fixtures):
+- the seed record with its real reproduction, plus a record that needs two CUDA devices;
+- planted defects (tests/planted/*.py), one record each, every one of which must fail in its own way.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli
+from reproduce_support import (
+    CPP_EXAMPLE, LOG_SOFTMAX_MESSAGE, SOFTMAX_MESSAGE, Case, softmax_warning, write_catalog,
+)
+
+# With `pytest -n 2 --dist loadgroup` these tests share one worker, so each catalog is reproduced once.
+pytestmark = pytest.mark.xdist_group("reproduce")
+
+CASES = [
+    Case("wrong-file", "raises_in_hanlp.py", {"filePath": "hanlp/components/taggers/rnn_tagger.py"}, "wrong-error",
+         "raise site: expected hanlp/components/taggers/rnn_tagger.py, got hanlp/components/taggers/tagger.py:37"),
+    Case("wrong-class", "raises_in_hanlp.py", {"errorClass": "TypeError"}, "wrong-error",
+         "class: expected TypeError, got ValueError"),
+    Case("wrong-message", "raises_in_hanlp.py",
+         {"messagePattern": "DataParallel is fine", "errorMessage": "DataParallel is fine"}, "wrong-error",
+         "message: expected a match for 'DataParallel is fine', got 'DataParallel not supported when CRF is used'"),
+    Case("fix-reraises", "fix_reraises.py", {}, "fix-failed",
+         "fix() raised ValueError: 'DataParallel not supported when CRF is used' at hanlp/components/taggers/tagger.py:37"),
+    Case("does-nothing", "does_nothing.py", {}, "not-reproduced", "trigger() returned without raising ValueError"),
+    Case("outside-library", "raises_outside_library.py", {}, "wrong-error",
+         "raise site: expected hanlp/components/taggers/tagger.py inside hanlp, got none inside hanlp"),
+    Case("hangs", "hangs.py", {}, "timeout", "trigger() ran past its 2 s budget"),
+    Case("aborts", "aborts.py", {}, "crashed", "trigger() died with signal SIGABRT (-6) without a result"),
+    Case("other-hanlp", "needs_other_hanlp.py", {}, "skipped",
+         "needs hanlp==0.0.1, found 2.1.5; needs errkb-no-such-distribution>=1, not installed"),
+    Case("import-fails", "import_fails.py", {}, "wrong-error",
+         "importing the reproduction raised ModuleNotFoundError: \"No module named 'errkb_no_such_module'\""),
+    Case("needs-not-literal", "needs_not_literal.py", {}, "not-reproduced",
+         "invalid reproduction reproductions/needs-not-literal.py: NEEDS must be a literal dict"),
+    Case("no-reproduction", None, {}, "not-reproduced", "no reproduction: expected reproductions/no-reproduction.py"),
+    Case("exempt", None, {}, "skipped", "no reproduction yet: reproductions/exempt.py is missing and the record is exempt"),
+    Case("unknown-library", "does_nothing.py", {"repo": "someone/elsewhere"}, "not-reproduced",
+         "unknown library: no installed package is known for repo 'someone/elsewhere'"),
+    Case("warning", "softmax_warning.py", softmax_warning(r"Implicit dimension choice for \w+ has been deprecated", SOFTMAX_MESSAGE),
+         "verified", "UserWarning emitted at torch/nn/functional.py:"),
+    Case("warning-wrong-pattern", "softmax_warning.py", softmax_warning("Implicit dimension choice for log_softmax", LOG_SOFTMAX_MESSAGE),
+         "wrong-error", "trigger() emitted the wrong warning: message: expected a match for 'Implicit dimension choice for log_softmax'"),
+    Case("warning-fix-still-warns", "fix_still_warns.py", softmax_warning(r"Implicit dimension choice for \w+", SOFTMAX_MESSAGE),
+         "fix-failed", "fix() still emits the documented warning: UserWarning"),
+    Case("native", "native_lengths_2d.py", {}, "verified",
+         "RuntimeError raised at aten/src/ATen/native/PackedSequence.cpp:", base=json.loads(CPP_EXAMPLE.read_text())["record"]),
+]
+
+
+def reproduce_json(root: Path, *args) -> tuple[int, dict, str]:
+    result = run_cli("reproduce", "--json", *args, root=root)
+    return result.exit_code, {item["slug"]: item for item in json.loads(result.stdout)}, result.stderr
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    root = tmp_path_factory.mktemp("planted")
+    write_catalog(root, CASES)
+    (root / "reproductions" / "EXEMPT").write_text("exempt  # its reproduction is being written\n")
+    (root / "records" / "broken.json").write_text('{"record": {"slug": "broken"}}')
+    code, results, stderr = reproduce_json(root, "--all", "-j", "2")
+    return root, code, results, stderr
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    """The seed with its real reproduction, and a record that needs two CUDA devices."""
+    root = tmp_path_factory.mktemp("seeded")
+    write_catalog(root, [Case("needs-two-gpus", "needs_two_gpus.py", {}, "skipped", "")])
+    shutil.copy(SEED_RECORD, root / "records")
+    shutil.copy(REPO / "reproductions" / f"{SEED_SLUG}.py", root / "reproductions")
+    torch_before = "torch" in sys.modules
+    code, results, stderr = reproduce_json(root, SEED_SLUG, "needs-two-gpus")
+    return root, code, results, stderr, torch_before
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.slug for case in CASES])
+def test_planted_case(planted, case):
+    _, _, results, _ = planted
+    result = results[case.slug]
+    assert result["verdict"] == case.verdict, result["reason"]
+    assert case.reason in result["reason"]
+
+
+def test_invalid_record_is_not_reproduced(planted):
+    result = planted[2]["broken"]
+    assert result["verdict"] == "not-reproduced"
+    assert result["reason"].startswith("invalid record: ") and "$.record.id: missing required field" in result["reason"]
+
+
+def test_planted_run_fails(planted):
+    _, code, results, stderr = planted
+    assert code == 1
+    assert set(results) == {case.slug for case in CASES} | {"broken"}
+    assert f"[{len(results)}/{len(results)}]" in stderr  # progress, on stderr
+    assert "record(s):" in stderr and "3 verified" not in stderr
+
+
+def test_timeout_stops_within_budget(planted):
+    trigger = planted[2]["hangs"]["stages"][0]
+    assert trigger["outcome"] == "timeout"
+    assert 2 <= trigger["seconds"] < 2 + 5
+
+
+def test_crash_quotes_the_fatal_error(planted):
+    result = planted[2]["aborts"]
+    assert result["stages"][0]["outcome"] == "crashed"
+    assert "Fatal Python error: Aborted" in result["reason"]
+
+
+def test_failures_show_expected_and_actual(planted):
+    trigger = planted[2]["wrong-file"]["stages"][0]
+    assert (trigger["exception_class"], trigger["raise_site"]) == ("ValueError", "hanlp/components/taggers/tagger.py:37")
+    assert trigger["variant"] == "planted: build_criterion(DataParallel)"  # the raising trigger's local `variant`
+    outside = planted[2]["outside-library"]["reason"]
+    assert "/reproductions/outside-library.py:" in outside  # where it was raised instead
+
+
+def test_stages_after_a_failed_trigger_do_not_run(planted):
+    for slug in ["wrong-file", "does-nothing", "hangs", "aborts", "other-hanlp", "no-reproduction"]:
+        assert planted[2][slug]["stages"][1]["outcome"] == "not-run", slug
+
+
+def test_warning_record_reports_the_library_frame_not_the_caller(planted):
+    trigger = planted[2]["warning"]["stages"][0]
+    assert trigger["kind"] == "warning" and trigger["exception_class"] == "UserWarning"
+    assert trigger["raise_site"].startswith("torch/nn/functional.py:")
+    (seen,) = trigger["warnings"]  # the warning's own location is the caller's (stacklevel)
+    assert seen["class"] == "UserWarning" and "/reproductions/warning.py:" in seen["location"]
+    assert planted[2]["warning"]["stages"][1]["variant"] == "cpu: dim=1"
+
+
+def test_native_message_loses_its_cpp_trace(planted):
+    trigger = planted[2]["native"]["stages"][0]
+    assert trigger["message"] == "'lengths' argument should be a 1D CPU int64 tensor, but got 2D cpu Long tensor"
+
+
+def test_history_stores_every_run(planted):
+    root, _, results, _ = planted
+    with sqlite3.connect(root / "catalog.db") as db:
+        db.row_factory = sqlite3.Row
+        rows = {row["slug"]: dict(row) for row in db.execute("select * from reproduction_runs")}
+    assert set(rows) == set(results)
+    row = rows["wrong-file"]
+    assert row["verdict"] == "wrong-error" and "raise site" in row["reason"]
+    assert (row["library"], row["library_version"]) == ("hanlp", "2.1.5")
+    assert row["python"] and row["host"] and row["started_at"].endswith("Z")
+    assert row["cuda_device_count"] == results["wrong-file"]["environment"]["cuda_device_count"]
+    assert json.loads(row["stages"])[0]["exception_class"] == "ValueError"
+
+
+def test_seed_is_verified(seeded):
+    _, _, results, _, _ = seeded
+    seed = results[SEED_SLUG]
+    assert seed["verdict"] == "verified", seed["reason"]
+    assert seed["reason"] == "ValueError raised at hanlp/components/taggers/tagger.py:37; fix() completed"
+    assert seed["drift"] is None
+    trigger, fix = seed["stages"]
+    assert (trigger["outcome"], trigger["message"]) == ("raised", "DataParallel not supported when CRF is used")
+    assert trigger["variant"].startswith("cpu: fit(devices=[cpu, cpu])") or trigger["variant"].startswith("cuda")
+    assert fix["outcome"] == "returned" and "CRF training step" in fix["variant"]
+
+
+def test_needs_two_gpus_is_skipped(seeded):
+    _, _, results, _, _ = seeded
+    result = results["needs-two-gpus"]
+    found = result["environment"]["cuda_device_count"]
+    if found >= 2:
+        pytest.skip("this machine has two CUDA devices")
+    assert result["verdict"] == "skipped"
+    assert result["reason"] == f"needs 2 CUDA devices, found {found}"
+    assert [stage["outcome"] for stage in result["stages"]] == ["not-run", "not-run"]
+
+
+def test_verified_and_skipped_exit_0(seeded):
+    assert seeded[1] == 0
+
+
+def test_json_shape(seeded):
+    seed = seeded[2][SEED_SLUG]
+    assert {"slug", "verdict", "reason", "drift", "stages", "environment", "expected", "started_at", "seconds"} <= set(seed)
+    for stage in seed["stages"]:
+        assert {"stage", "outcome", "exception_class", "message", "raise_site", "seconds", "variant"} <= set(stage)
+    env = seed["environment"]
+    assert {"python", "torch", "library", "cuda_device_count", "cuda_devices", "host", "packages"} <= set(env)
+    assert env["library"]["distribution"] == "hanlp" and env["library"]["version"] == "2.1.5"
+    assert env["torch"].startswith("2.") and isinstance(env["cuda_devices"], list)
+
+
+def test_parent_never_imports_torch(seeded):
+    if seeded[4]:
+        pytest.skip("torch was imported by another test module before")
+    assert "torch" not in sys.modules
+
+
+def test_strict_fails_on_skipped(seeded):
+    root = seeded[0]
+    assert run_cli("reproduce", "needs-two-gpus", root=root).exit_code == 0
+    result = run_cli("reproduce", "--strict", "needs-two-gpus", root=root)
+    assert result.exit_code == 1
+    assert "skipped" in result.stdout and "--strict" in result.stdout
+
+
+def test_build_keeps_runs_and_sets_last_verdict(seeded, tmp_path):
+    shutil.copytree(seeded[0], tmp_path / "root")
+    root = tmp_path / "root"
+    with sqlite3.connect(root / "catalog.db") as db:
+        runs = db.execute("select count(*) from reproduction_runs").fetchone()[0]
+    assert runs >= 2
+    assert run_cli("build", root=root).exit_code == 0
+    assert run_cli("build", "--full", root=root).exit_code == 0
+    with sqlite3.connect(root / "catalog.db") as db:
+        assert db.execute("select count(*) from reproduction_runs").fetchone()[0] == runs
+        verdict = db.execute("select lastVerdict, lastVerifiedAt from records where slug = ?", [SEED_SLUG]).fetchone()
+    assert verdict[0] == "verified" and verdict[1]
+
+
+def test_runs_after_a_build_update_last_verdict(tmp_path):
+    write_catalog(tmp_path, [Case("needs-two-gpus", "needs_two_gpus.py", {}, "skipped", "")])
+    assert run_cli("build", root=tmp_path).exit_code == 0
+    run_cli("reproduce", "needs-two-gpus", root=tmp_path)
+    with sqlite3.connect(tmp_path / "catalog.db") as db:
+        assert db.execute("select lastVerdict from records").fetchone()[0] == "skipped"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "give record SLUGs or --all"),
+        (["--all", SEED_SLUG], "give record SLUGs or --all"),
+        (["no-such-record"], "no record 'no-such-record'"),
+        (["../escape"], "no record '../escape'"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path, args, message):
+    (tmp_path / "records").mkdir()
+    result = run_cli("reproduce", *args, root=tmp_path)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert not (tmp_path / "catalog.db").exists()
+
+
+def test_command_imports_without_torch():
+    code = "import sys, errkb.cli, errkb.reproduce.harness; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_probe_counts_cuda_devices_with_torch():
+    from errkb.reproduce import isolate
+
+    found = json.loads(subprocess.run([sys.executable, str(isolate.PROBE)], capture_output=True, check=True).stdout)
+    assert found["torch"].startswith("2.") and found["cuda_device_count"] == len(found["cuda_devices"])

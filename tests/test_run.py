@@ -1,0 +1,155 @@
+"""`errkb run`, `errkb.explain`, `errkb.install` and the IPython extension."""
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import errkb
+from errkb import run as run_module
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = "dataparallel-not-supported-when-crf-is-used"
+CRASH = """
+import sys
+print("epoch 1 done", flush=True)
+print("a warning on stderr", file=sys.stderr, flush=True)
+raise ValueError('DataParallel not supported when CRF is used')
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "records").mkdir()
+    shutil.copy(REPO / "records" / f"{SEED}.json", tmp_path / "records")
+    return tmp_path
+
+
+def errkb_cli(root: Path, *args, **kwargs) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", "from errkb.cli import main; main()", "--root", str(root), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def test_run_passes_output_through_and_explains_the_crash(root, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(CRASH)
+    result = errkb_cli(root, "run", "--", sys.executable, str(script))
+    assert result.returncode == 1
+    assert result.stdout == "epoch 1 done\n"
+    stderr = result.stderr
+    assert stderr.startswith("a warning on stderr\nTraceback (most recent call last):")
+    before, _, after = stderr.partition("ValueError: DataParallel not supported when CRF is used\n")
+    assert after, stderr
+    assert f"errkb: this looks like `{SEED}`" in after
+    assert "Cause:" in after and "Fix:" in after and "1. Train on a single GPU" in after
+    assert f"Verified: never verified (run `errkb reproduce {SEED}`)" in after
+
+
+def test_run_keeps_exit_status_and_says_nothing_without_a_traceback(root):
+    result = errkb_cli(root, "run", "--", sys.executable, "-c", "import sys; print('hi'); sys.exit(3)")
+    assert (result.returncode, result.stdout, result.stderr) == (3, "hi\n", "")
+    result = errkb_cli(root, "run", "--", sys.executable, "-c", "print('fine')")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "fine\n", "")
+
+
+def test_run_says_when_no_record_matches(root):
+    result = errkb_cli(root, "run", "--", sys.executable, "-c", "raise KeyError('x')")
+    assert result.returncode == 1
+    assert result.stderr.endswith("KeyError: 'x'\nerrkb: no record in the catalog matches this error.\n")
+
+
+def test_run_reports_signals_like_a_shell_and_missing_commands(root):
+    result = errkb_cli(root, "run", "--", sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
+    assert result.returncode == 128 + 15
+    assert errkb_cli(root, "run", "--", "no-such-command-errkb").returncode == 127
+
+
+def test_run_streams_output_while_the_command_runs(root):
+    """The first line arrives before the command ends."""
+    command = [sys.executable, "-c", "from errkb.cli import main; main()", "--root", str(root), "run", "--",
+               sys.executable, "-c", "import time; print('first'); time.sleep(30)"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "first\n"
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_verification_status_is_the_latest_run(root):
+    from errkb import catalog
+
+    catalog.build(root)
+    conn = sqlite3.connect(root / "catalog.db")
+    rows = [
+        (SEED, "fix-failed", "2026-11-01T10:00:00Z"),
+        (SEED, "verified", "2026-11-29T15:00:00Z"),
+    ]
+    for slug, verdict, started in rows:
+        conn.execute(
+            "INSERT INTO reproduction_runs (slug, verdict, started_at, python, torch, cuda_device_count, host) "
+            "VALUES (?, ?, ?, '3.11.7', '2.13.0', 0, 'ci-box')",
+            [slug, verdict, started],
+        )
+    conn.commit()
+    assert run_module.verification(root, SEED) == "verified on 2026-11-29T15:00:00Z (torch 2.13.0, python 3.11.7, CPU only, ci-box)"
+    assert run_module.verification(root, "other").startswith("never verified")
+
+
+def test_verification_without_a_runs_table(tmp_path):
+    sqlite3.connect(tmp_path / "catalog.db").execute("CREATE TABLE other (x)")
+    assert run_module.verification(tmp_path, SEED).startswith("never verified")
+
+
+def test_explain_an_exception_object(root):
+    try:
+        raise ValueError("DataParallel not supported when CRF is used")
+    except ValueError as exc:
+        found = errkb.explain(exc, root=root)
+        text = run_module.explanation(exc, root=root)
+    assert found.slug == SEED
+    assert "Cause:" in text
+    assert errkb.explain(KeyError("nothing like it"), root=root) is None
+
+
+def test_match_api_from_the_package(root):
+    found = errkb.match("ValueError: DataParallel not supported when CRF is used", root=root)
+    assert [m.slug for m in found] == [SEED]
+
+
+def test_install_explains_uncaught_exceptions(root, tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(f"import errkb\nerrkb.install(root={str(root)!r})\n" + CRASH)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "Traceback (most recent call last)" in result.stderr
+    assert f"errkb: this looks like `{SEED}`" in result.stderr
+
+
+def test_importing_errkb_stays_cheap():
+    code = "import sys, errkb; print(sorted(m for m in ('torch', 'datasette', 'sqlite_utils', 'errkb.matching', 'errkb.run') if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "[]"
+
+
+def test_ipython_extension_prints_after_the_traceback(root, monkeypatch, capsys):
+    monkeypatch.setenv("ERRKB_ROOT", str(root))
+
+    class Shell:
+        def set_custom_exc(self, types, handler):
+            self.handler = handler
+
+        def showtraceback(self, exc_tuple, tb_offset=None):
+            print("TRACEBACK SHOWN", file=sys.stderr)
+
+    shell = Shell()
+    errkb.load_ipython_extension(shell)
+    try:
+        raise ValueError("DataParallel not supported when CRF is used")
+    except ValueError as exc:
+        shell.handler(shell, type(exc), exc, exc.__traceback__)
+    err = capsys.readouterr().err
+    assert err.index("TRACEBACK SHOWN") < err.index(f"errkb: this looks like `{SEED}`")

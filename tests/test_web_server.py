@@ -1,0 +1,46 @@
+"""`errkb serve` as a real server: it builds catalog.db, listens on 127.0.0.1 and answers over HTTP."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import httpx
+from web_support import REPO, SEED_SLUG, SEED_TRACEBACK, running_server
+
+
+def test_errkb_serve_builds_the_catalog_and_serves_it(tmp_path):
+    shutil.copytree(REPO / "records", tmp_path / "records")  # no catalog.db yet: serve must build it
+    with running_server(tmp_path) as base, httpx.Client(base_url=base, timeout=30) as http:
+        assert (tmp_path / "catalog.db").exists()
+
+        home = http.get("/")
+        assert home.status_code == 200 and "errkb: ML error records" in home.text
+
+        record = http.get(f"/-/errkb/record/{SEED_SLUG}")
+        assert record.status_code == 200
+        assert "DataParallel not supported when CRF is used" in record.text
+        assert "never verified" in record.text
+
+        search = http.get("/catalog/records.json", params={"_search": "DataParallel", "_shape": "objects"})
+        assert SEED_SLUG in [row["slug"] for row in search.json()["rows"]]
+
+        # The match form posts with Datasette's CSRF token, as a browser would.
+        form = http.get("/-/errkb/match")
+        token = re.search(r'name="csrftoken" value="([^"]+)"', form.text).group(1)
+        answer = http.post("/-/errkb/match", data={"csrftoken": token, "traceback": SEED_TRACEBACK})
+        assert answer.status_code == 200
+        first = re.search(r'<li class="errkb-match">.*?href="/-/errkb/record/([^"]+)"', answer.text, re.S)
+        assert first and first.group(1) == SEED_SLUG
+
+
+def test_errkb_serve_refuses_an_invalid_catalog(tmp_path):
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "broken.json").write_text("{}", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "errkb.cli", "--root", str(tmp_path), "serve", "--port", "1"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 1 and "error:" in result.stderr
