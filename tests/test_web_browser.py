@@ -1,12 +1,11 @@
 """End to end in headless Chromium: search, facet, open a record, paste a traceback.
 
-Needs /usr/bin/chromium (Debian: `apt-get install -y chromium`). Set ERRKB_SCREENSHOTS=docs/screenshots
-to save record.png and match.png for the README.
+Needs /usr/bin/chromium (Debian: `apt-get install -y chromium`). The README's screenshots come from
+docs/make_screenshots.py, with real verification runs rather than this test's sample history.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -42,13 +41,6 @@ def page(browser):
     context.close()
 
 
-def screenshot(page, name: str) -> None:
-    folder = os.environ.get("ERRKB_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / name), full_page=True)
-
-
 def test_search_facet_open_a_record_and_match_a_traceback(tmp_path, page):
     from playwright.sync_api import expect
 
@@ -69,7 +61,6 @@ def test_search_facet_open_a_record_and_match_a_traceback(tmp_path, page):
         expect(page.locator("h1.errkb-message")).to_have_text("DataParallel not supported when CRF is used")
         expect(page.locator("tr.errkb-raise")).to_contain_text("raise ValueError(")
         expect(page.locator(".errkb-history")).to_contain_text("verified")
-        screenshot(page, "record.png")
 
         page.get_by_role("link", name="Paste a traceback").last.click()
         page.fill('textarea[name="traceback"]', SEED_TRACEBACK)
@@ -77,7 +68,6 @@ def test_search_facet_open_a_record_and_match_a_traceback(tmp_path, page):
         first = page.locator("li.errkb-match").first
         expect(first.locator("a").first).to_have_attribute("href", f"/-/errkb/record/{SEED_SLUG}")
         expect(first.locator(".errkb-reasons")).not_to_be_empty()
-        screenshot(page, "match.png")
 
         page.fill('textarea[name="traceback"]', "KeyError: 'banana split with sprinkles'")
         page.click('form.errkb-match-form input[type="submit"]')
