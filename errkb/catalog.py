@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -239,15 +240,19 @@ def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
 
 
 def last_run(root: Path, slug: str) -> dict | None:
-    """The latest reproduction run of a record, or None (also when there is no catalog.db yet)."""
+    """The latest reproduction run of a record, or None (also without catalog.db or its runs table)."""
     path = root / DATABASE_FILE
-    if not path.exists():
+    if not path.is_file():
         return None
-    db = sqlite_utils.Database(path)
     try:
-        if RUNS_TABLE not in db.table_names():
-            return None
-        rows = list(db.query(f"select * from {RUNS_TABLE} where slug = ? order by started_at desc, id desc limit 1", [slug]))
-        return rows[0] if rows else None
-    finally:
-        db.close()
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+        try:
+            row = conn.execute(
+                f"select * from {RUNS_TABLE} where slug = ? order by started_at desc, id desc limit 1", [slug]
+            ).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:  # no runs table yet, or an unreadable file
+        return None
+    return dict(row) if row else None

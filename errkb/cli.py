@@ -13,6 +13,7 @@ from . import catalog, store
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
 from .coverage import missing_reproductions
+from .run import verification
 from .reproduce.command import reproduce
 
 
@@ -117,7 +118,7 @@ def show(root: Path, slug: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(envelope.record.model_dump(), indent=2, ensure_ascii=False))
         return
-    click.echo(render_record(envelope.record, catalog.last_run(root, slug)))
+    click.echo(render_record(envelope.record, verification(root, slug)))
 
 
 @cli.command()
@@ -128,7 +129,7 @@ def schema() -> None:
     click.echo(schema_text(), nl=False)
 
 
-def render_record(record, last_run: dict | None) -> str:
+def render_record(record, verified: str) -> str:
     def para(text: str) -> str:
         return textwrap.fill(text, width=88, initial_indent="  ", subsequent_indent="  ")
 
@@ -151,10 +152,7 @@ def render_record(record, last_run: dict | None) -> str:
         lines += ["", "Example fix", textwrap.indent(record.exampleFix, "    ")]
     if record.preventionTips:
         lines += ["", "Prevention", *[f"  - {tip}" for tip in record.preventionTips]]
-    if last_run:
-        lines += ["", f"Verification: {last_run['verdict']} on {last_run['started_at']} ({last_run['host']})"]
-    else:
-        lines += ["", "Verification: never verified (run `errkb reproduce " + record.slug + "`)"]
+    lines += ["", f"Verification: {verified}"]
     return "\n".join(lines)
 
 

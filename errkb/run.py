@@ -21,6 +21,8 @@ from pathlib import Path
 
 import click
 
+from .catalog import last_run
+
 TAIL_BYTES = 256 * 1024  # per stream: a traceback is at the end
 CAUSE_CHARS = 700
 
@@ -113,23 +115,9 @@ def record_details(root: Path, slug: str) -> dict | None:
 
 def verification(root: Path, slug: str) -> str:
     """The latest reproduction run of the record, in words, or "never verified"."""
-    database = root / "catalog.db"
-    row = None
-    if database.is_file():
-        try:
-            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
-            conn.row_factory = sqlite3.Row
-            try:
-                row = conn.execute(
-                    "SELECT * FROM reproduction_runs WHERE slug = ? ORDER BY started_at DESC, id DESC LIMIT 1", [slug]
-                ).fetchone()
-            finally:
-                conn.close()
-        except sqlite3.Error:  # no table yet, or an unreadable file
-            row = None
-    if row is None:
+    run = last_run(root, slug)
+    if run is None:
         return f"never verified (run `errkb reproduce {slug}`)"
-    run = dict(row)
     where = []
     if run.get("torch"):
         where.append(f"torch {run['torch']}")
