@@ -3,10 +3,12 @@ default collate function stacks those into a (batch, 1) tensor, which is then pa
 pack_padded_sequence as `lengths`. The Python wrapper (torch/nn/utils/rnn.py) casts tensor lengths to
 int64 but does not reshape them or move them to the CPU, and the C++ operator
 (aten/src/ATen/native/PackedSequence.cpp, checkLongTensor) rejects anything that is not a 1-D CPU int64
-tensor: "... but got 2D cpu Long tensor". This 2-D case is a real cause on a CPU-only machine; lengths that
-live on a GPU reach the same check (the message then says "1D cuda:0 Long tensor") and are described in the
-record, not run here. fix() passes the lengths as a 1-D CPU tensor (flattened) and as a plain list,
-then checks that an LSTM runs on the packed batch and that unpacking gives back the input and lengths.
+tensor: "... but got 2D cpu Long tensor". Two variants, chosen by the hardware at hand:
+- with a CUDA device, the usual cause: the batch and its 1-D lengths moved to the GPU together
+  ("... but got 1D cuda:0 Long tensor");
+- without one, the 2-D case above, a real cause on a CPU-only machine.
+fix() passes the lengths as a 1-D CPU tensor (flattened, `.cpu()`) and as a plain list, then checks that an
+LSTM runs on the packed batch and that unpacking gives back the input and lengths.
 """
 
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
@@ -42,14 +44,25 @@ def _batch():
     return x, lengths
 
 
+def _device():
+    return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+
+
 def trigger():
     x, lengths = _batch()
+    if _device().type == "cuda":
+        variant = "cuda: batch and 1-D lengths moved to cuda:0 together"
+        x, lengths = x.to(_device()), lengths.view(-1).to(_device())
+    else:
+        variant = "cpu: 2-D lengths from the default collate"  # the harness reads `variant`
     pack_padded_sequence(x, lengths, batch_first=True)  # RuntimeError from the C++ op
 
 
 def fix():
     x, lengths = _batch()
-    lstm = nn.LSTM(FEATURES, 6, batch_first=True)
+    device = _device()
+    x, lengths = x.to(device), lengths.to(device)
+    lstm = nn.LSTM(FEATURES, 6, batch_first=True).to(device)
     for good_lengths in (lengths.view(-1).cpu(), lengths.view(-1).tolist()):
         packed = pack_padded_sequence(x, good_lengths, batch_first=True)
         assert packed.batch_sizes.tolist() == [3, 3, 2, 1, 1]
@@ -60,3 +73,4 @@ def fix():
         unpacked, unpacked_lengths = pad_packed_sequence(packed, batch_first=True, total_length=MAX_LEN)
         assert torch.equal(unpacked, x)
         assert unpacked_lengths.tolist() == LENGTHS == out_lengths.tolist()
+    return f"{device.type}: 1-D CPU lengths (flattened tensor and list)"

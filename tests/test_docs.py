@@ -35,3 +35,9 @@ def test_ci_runs_the_readme_test_command():
     _, tests = fresh_machine_commands()
     ci = (REPO / ".ci" / "run").read_text()
     assert tests in ci.splitlines()
+
+
+def test_coverage_table_lists_every_record():
+    section = README.split("## Coverage", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.M))
+    assert listed == {p.stem for p in (REPO / "records").glob("*.json")}
