@@ -12,7 +12,7 @@ import sqlite_utils
 
 from .model import Envelope, Record
 from .problems import InvalidInput, Problem
-from .store import DATABASE_FILE, record_files
+from .store import DATABASE_FILE, RECORDS_DIR, record_files
 from .validate import envelope_from_data
 from .jsonfile import parse_json
 
@@ -106,6 +106,9 @@ class BuildReport:
 
 def build(root: Path, full: bool = False) -> BuildReport:
     """Bring catalog.db in line with records/. Any invalid file: InvalidInput, and the database is untouched."""
+    if not (root / RECORDS_DIR).is_dir():
+        where = root.resolve()
+        raise InvalidInput([Problem(str(where), "$", f"no {RECORDS_DIR}/ folder: not an errkb catalog (use --root DIR or ERRKB_ROOT)")])
     files = record_files(root)
     db = open_db(root)
     try:

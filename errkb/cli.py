@@ -14,6 +14,7 @@ from .problems import InvalidInput
 from .validate import check_files, load_envelope
 from .coverage import missing_reproductions
 from .run import verification
+from .matching.command import catalog_root
 from .reproduce.command import reproduce
 
 
@@ -28,14 +29,14 @@ def fail(problems) -> None:
 @click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Catalog root holding records/, reproductions/ and catalog.db.",
+    envvar="ERRKB_ROOT",
+    help="Catalog root holding records/, reproductions/ and catalog.db. Default: $ERRKB_ROOT, else the "
+    "current folder; show, match and run also look in parent folders and in the checkout errkb runs from.",
 )
 @click.pass_context
-def cli(ctx: click.Context, root: Path) -> None:
+def cli(ctx: click.Context, root: Path | None) -> None:
     """errkb: a catalog of ML error records, each proven by a reproduction."""
-    ctx.obj = root
+    ctx.obj = root or Path(".")
 
 
 @cli.command()
@@ -104,9 +105,10 @@ def build(root: Path, full: bool) -> None:
 @cli.command()
 @click.argument("slug")
 @click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
-@click.pass_obj
-def show(root: Path, slug: str, as_json: bool) -> None:
+@click.pass_context
+def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     """Show the record SLUG: message, cause and fixes."""
+    root = catalog_root(ctx) or ctx.obj
     path = store.record_path(root, slug)
     if not store.is_safe_slug(slug) or not path.exists():
         click.echo(f"error: no record {slug!r} in {root / store.RECORDS_DIR}", err=True)

@@ -112,3 +112,23 @@ def add_files(root: Path, files: list[Path], replace: bool = False) -> list[AddR
 
 def is_safe_slug(slug: str) -> bool:
     return re.fullmatch(SLUG_PATTERN, slug) is not None
+
+
+def is_catalog(folder: Path) -> bool:
+    """A catalog root has a records/ folder with record files in it."""
+    records = folder / RECORDS_DIR
+    return records.is_dir() and any(records.glob("*.json"))
+
+
+def find_root(start: Path | None = None) -> Path | None:
+    """The catalog to look things up in: $ERRKB_ROOT, else the nearest catalog from `start` (or the current
+    folder) upwards, else the checkout errkb itself runs from (an editable install)."""
+    env = os.environ.get("ERRKB_ROOT")
+    if env:
+        return Path(env)
+    here = (start or Path.cwd()).resolve()
+    checkout = Path(__file__).resolve().parents[1]
+    for folder in [here, *here.parents, checkout]:
+        if is_catalog(folder):
+            return folder
+    return None

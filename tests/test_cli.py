@@ -77,3 +77,26 @@ def test_bad_input_through_the_real_command_has_no_traceback(tmp_path):
     assert proc.returncode == 2
     proc = subprocess.run([sys.executable, "-m", "errkb.cli", "frobnicate"], capture_output=True, text=True)
     assert proc.returncode == 2
+
+
+def test_build_outside_a_catalog_writes_nothing(tmp_path):
+    result = run_cli("build", root=tmp_path)
+    assert result.exit_code == 1
+    assert "no records/ folder: not an errkb catalog" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_lookups_find_the_catalog_from_a_subfolder_or_errkb_root(seeded_root, monkeypatch):
+    from errkb.store import find_root
+
+    sub = seeded_root / "notes" / "deep"
+    sub.mkdir(parents=True)
+    (seeded_root / "notes" / "records").mkdir()  # an unrelated, empty records/ folder is not a catalog
+    monkeypatch.delenv("ERRKB_ROOT", raising=False)
+    assert find_root(sub) == seeded_root
+    monkeypatch.chdir(sub)
+    assert run_cli("show", SEED_SLUG).exit_code == 0
+    monkeypatch.chdir(seeded_root.parent)
+    monkeypatch.setenv("ERRKB_ROOT", str(seeded_root))
+    assert find_root() == seeded_root
+    assert run_cli("show", SEED_SLUG).exit_code == 0

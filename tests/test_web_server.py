@@ -44,3 +44,30 @@ def test_errkb_serve_refuses_an_invalid_catalog(tmp_path):
         capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 1 and "error:" in result.stderr
+
+
+def test_the_server_keeps_working_while_the_catalog_changes(tmp_path):
+    shutil.copytree(REPO / "records", tmp_path / "records")
+    with running_server(tmp_path) as base, httpx.Client(base_url=base, timeout=30) as http:
+        errkb = [sys.executable, "-m", "errkb.cli", "--root", str(tmp_path)]
+        (tmp_path / "records" / "batchnorm-one-value-per-channel.json").unlink()
+        subprocess.run(errkb + ["build", "--full"], check=True, capture_output=True)
+        for path in ["/catalog/records", f"/-/errkb/record/{SEED_SLUG}", "/catalog/records?_search=DataParallel"]:
+            assert http.get(path).status_code == 200, path  # a snapshot is served: stale, never broken
+        assert http.get("/-/errkb/record/batchnorm-one-value-per-channel").status_code == 200
+
+
+def test_a_busy_port_is_a_clear_error(tmp_path):
+    import socket
+
+    shutil.copytree(REPO / "records", tmp_path / "records")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "errkb.cli", "--root", str(tmp_path), "serve", "--port", str(port)],
+            capture_output=True, text=True, timeout=60,
+        )
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "--port" in result.stderr

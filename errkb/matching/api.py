@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
+from ..store import find_root
 from . import index
 from .matcher import DATABASE_FILE, RECORDS_DIR, Match, Matcher
 from .score import THRESHOLD
 
 _cache: dict[Path, tuple[tuple, Matcher]] = {}
 _cache_lock = threading.Lock()
-
-
-def find_root(start: Path | None = None) -> Path | None:
-    """The catalog to match against: $ERRKB_ROOT, else the nearest folder (from `start` or the
-    current one, upwards) holding catalog.db or records/, else the checkout errkb runs from."""
-    env = os.environ.get("ERRKB_ROOT")
-    if env:
-        return Path(env)
-    here = (start or Path.cwd()).resolve()
-    for folder in [here, *here.parents]:
-        if (folder / DATABASE_FILE).is_file() or (folder / RECORDS_DIR).is_dir():
-            return folder
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / RECORDS_DIR).is_dir():
-        return checkout
-    return None
 
 
 def _signature(root: Path) -> tuple:

@@ -12,14 +12,10 @@ from .score import THRESHOLD
 
 
 def catalog_root(ctx: click.Context) -> Path | None:
-    """--root when given (or when the current folder is a catalog), else the catalog errkb finds."""
-    from .api import find_root
+    """--root (or $ERRKB_ROOT) when given, else the catalog errkb finds (errkb.store.find_root)."""
+    from ..store import find_root
 
-    root = ctx.find_root().params.get("root")
-    given = ctx.find_root().get_parameter_source("root") not in (None, click.core.ParameterSource.DEFAULT)
-    if given or (root and ((Path(root) / "catalog.db").is_file() or (Path(root) / "records").is_dir())):
-        return Path(root)
-    return find_root()
+    return ctx.find_root().params.get("root") or find_root()
 
 
 def read_paste(source: str) -> str:

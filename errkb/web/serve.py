@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+import sqlite3
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -19,11 +22,7 @@ def make_datasette(db_path: Path):
     from datasette.app import Datasette  # ~0.5 s: only the serve command pays for it
     from datasette.plugins import pm
 
-    from . import matching, plugin
-
-    problem = matching.prepare(db_path.parent)  # the matcher keeps its index in catalog.db: write it now
-    if problem:
-        click.echo(f"warning: errkb.matching failed ({problem}); the match page will show the error", err=True)
+    from . import plugin
 
     if not pm.is_registered(plugin) and pm.get_plugin("errkb") is None:
         pm.register(plugin, name="errkb")  # running from a checkout without the entry point installed
@@ -49,17 +48,53 @@ def serve(root: Path, host: str, port: int, open_browser: bool) -> None:
     db_path = root / DATABASE_FILE
     if report.changed:
         click.echo(f"updated {db_path}: {len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed")
+    problem = port_problem(host, port)
+    if problem:
+        click.echo(f"error: cannot listen on {host}:{port}: {problem}; choose another with --port", err=True)
+        sys.exit(1)
 
     import asyncio
 
     import uvicorn
 
-    ds = make_datasette(db_path)
-    asyncio.run(ds.invoke_startup())
-    url = f"http://{host}:{port}/"
-    click.echo(f"errkb: serving {db_path} at {url}")
-    if open_browser:
-        import webbrowser
+    with tempfile.TemporaryDirectory(prefix="errkb-serve-") as folder:
+        ds = make_datasette(snapshot(db_path, Path(folder)))
+        asyncio.run(ds.invoke_startup())
+        url = f"http://{host}:{port}/"
+        click.echo(f"errkb: serving a snapshot of {db_path} at {url} (restart to see later changes)")
+        if open_browser:
+            import webbrowser
 
-        webbrowser.open(url)
-    uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
+            webbrowser.open(url)
+        uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
+
+
+def snapshot(db_path: Path, folder: Path) -> Path:
+    """A consistent copy of catalog.db to serve immutable.
+
+    Datasette reads an immutable file without locks; if `errkb add` or `errkb build` rewrote the file under
+    a running server, its pages would fail ("database disk image is malformed"). The copy keeps it stable.
+    """
+    from . import matching
+
+    problem = matching.prepare(db_path.parent)  # the matcher keeps its index in catalog.db: write it first
+    if problem:
+        click.echo(f"warning: errkb.matching failed ({problem}); the match page will show the error", err=True)
+    copy = folder / db_path.name
+    source, target = sqlite3.connect(db_path), sqlite3.connect(copy)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    return copy
+
+
+def port_problem(host: str, port: int) -> str | None:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
