@@ -60,7 +60,7 @@ def ensure_runs_table(db: sqlite_utils.Database) -> None:
     if RUNS_TABLE not in db.table_names():
         db[RUNS_TABLE].create(
             {
-                "id": int, "slug": str, "verdict": str, "reason": str, "variant": str, "drift": str,
+                "id": int, "slug": str, "record_hash": str, "verdict": str, "reason": str, "variant": str, "drift": str,
                 "started_at": str, "seconds": float, "python": str, "torch": str, "library": str,
                 "library_version": str, "packages": str, "cuda_device_count": int, "cuda_devices": str,
                 "host": str, "platform": str, "stages": str,
@@ -77,11 +77,11 @@ def _sql_type(annotation) -> type:
     return str
 
 
-def record_row(envelope: Envelope, content_hash: str, source_file: str, verdicts: dict) -> dict:
+def record_row(envelope: Envelope, content_hash: str, source_file: str, verdicts: dict[str, list[dict]]) -> dict:
     row = envelope.record.model_dump()
     for name in LIST_COLUMNS:
         row[name] = json.dumps(row[name], ensure_ascii=False)
-    last_verdict, last_verified_at = verdicts.get(row["slug"], (None, None))
+    last_verdict, last_verified_at = verdict_columns(verdicts.get(row["slug"], []), content_hash)
     row.update(
         datasetVersion=envelope.datasetVersion,
         contentHash=content_hash,
@@ -137,9 +137,10 @@ def build(root: Path, full: bool = False) -> BuildReport:
                     continue
                 upserts.append((envelope, digest, path))
                 (report.updated if slug in known else report.added).append(slug)
+            report.removed = sorted(set(known) - seen)
+            problems += _id_conflicts(db, upserts, set(report.removed))
             if problems:
                 raise InvalidInput(problems)
-            report.removed = sorted(set(known) - seen)
             delete_records(db, report.removed)
             upsert_records(db, [(env, digest, path.relative_to(root).as_posix()) for env, digest, path in upserts])
             if report.changed:
@@ -149,11 +150,23 @@ def build(root: Path, full: bool = False) -> BuildReport:
     return report
 
 
+def _id_conflicts(db: sqlite_utils.Database, upserts: list, removed: set[str]) -> list[Problem]:
+    """Two records may not share an id: the new ones against each other and against those that stay."""
+    changing = removed | {envelope.record.slug for envelope, _, _ in upserts}
+    owners = {id_: slug for id_, slug in db.execute("select id, slug from records") if slug not in changing}
+    problems = []
+    for envelope, _, path in upserts:
+        owner = owners.setdefault(envelope.record.id, envelope.record.slug)
+        if owner != envelope.record.slug:
+            problems.append(Problem(str(path), "$.record.id", f"id {envelope.record.id!r} is also used by record {owner!r}"))
+    return problems
+
+
 def upsert_records(db: sqlite_utils.Database, items: list[tuple[Envelope, str, str]]) -> None:
     """Insert or replace records (envelope, content hash, source file) with their child rows, in bulk."""
     records = [envelope.record for envelope, _, _ in items]
     delete_children(db, [record.slug for record in records])
-    verdicts = latest_verdicts(db)
+    verdicts = runs_by_slug(db, [record.slug for record in records])
     db["records"].upsert_all((record_row(*item, verdicts) for item in items), pk="slug")
     db["solutions"].insert_all(
         {"slug": r.slug, "position": i, "text": text} for r in records for i, text in enumerate(r.solutions)
@@ -193,36 +206,43 @@ def _drop_record_tables(db: sqlite_utils.Database) -> None:
             db[name].drop()
 
 
-def latest_verdicts(db: sqlite_utils.Database) -> dict[str, tuple[str, str | None]]:
-    """slug -> (latest verdict, time of the latest verified run), from the reproduction history."""
-    rows = db.query(
-        f"""
-        select slug, verdict,
-          (select max(started_at) from {RUNS_TABLE} v where v.slug = r.slug and v.verdict = 'verified') as verified_at
-        from {RUNS_TABLE} r
-        where id = (select id from {RUNS_TABLE} l where l.slug = r.slug order by started_at desc, id desc limit 1)
-        """
-    )
-    return {row["slug"]: (row["verdict"], row["verified_at"]) for row in rows}
+def verdict_columns(runs: list[dict], content_hash: str | None) -> tuple[str | None, str | None]:
+    """(lastVerdict, lastVerifiedAt) of a record from its runs.
+
+    Only runs of the record as it is now count (runs store the hash of the file they judged; rows
+    without one count too). A skipped run says nothing about the record, so it is the last verdict only
+    when no run got further.
+    """
+    current = [r for r in runs if r.get("record_hash") in (None, content_hash)]
+    if not current:
+        return None, None
+    latest = max(current, key=lambda r: (r["verdict"] != "skipped", r["started_at"] or "", r["id"] or 0))
+    verified = [r["started_at"] for r in current if r["verdict"] == "verified" and r["started_at"]]
+    return latest["verdict"], max(verified, default=None)
+
+
+def runs_by_slug(db: sqlite_utils.Database, slugs: list[str] | None = None) -> dict[str, list[dict]]:
+    if RUNS_TABLE not in db.table_names():
+        return {}
+    columns = "id, slug, verdict, started_at" + (", record_hash" if "record_hash" in db[RUNS_TABLE].columns_dict else "")
+    runs: dict[str, list[dict]] = {}
+    for start in range(0, len(slugs), 500) if slugs else [None]:
+        part = slugs[start : start + 500] if slugs else None
+        where = f" where slug in ({', '.join('?' * len(part))})" if part else ""
+        for row in db.query(f"select {columns} from {RUNS_TABLE}{where}", part or []):
+            runs.setdefault(row["slug"], []).append(row)
+    return runs
 
 
 def refresh_last_verdicts(db: sqlite_utils.Database, slugs: list[str] | None = None) -> None:
-    """Copy each record's latest reproduction verdict onto its row, for facets."""
-    where, params = "", []
-    if slugs:
-        where = f"where slug in ({', '.join('?' for _ in slugs)})"
-        params = list(slugs)
-    db.execute(
-        f"""
-        update records set
-          lastVerdict = (select verdict from {RUNS_TABLE} r where r.slug = records.slug
-                         order by started_at desc, id desc limit 1),
-          lastVerifiedAt = (select max(started_at) from {RUNS_TABLE} r
-                            where r.slug = records.slug and r.verdict = 'verified')
-        {where}
-        """,
-        params,
-    )
+    """Copy each record's verdict onto its row, for facets (after `errkb reproduce`); default: every record."""
+    slugs = slugs or [row[0] for row in db.execute("select slug from records")]
+    runs = runs_by_slug(db, slugs)
+    for slug in slugs:
+        row = db.execute("select contentHash from records where slug = ?", [slug]).fetchone()
+        if row:
+            verdict, verified_at = verdict_columns(runs.get(slug, []), row[0])
+            db.execute("update records set lastVerdict = ?, lastVerifiedAt = ? where slug = ?", [verdict, verified_at, slug])
 
 
 def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
@@ -243,7 +263,8 @@ def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
 
 
 def last_run(root: Path, slug: str) -> dict | None:
-    """The latest reproduction run of a record, or None (also without catalog.db or its runs table)."""
+    """The latest reproduction run of a record that got further than `skipped` (else the latest skipped
+    one), or None (also without catalog.db or its runs table)."""
     path = root / DATABASE_FILE
     if not path.is_file():
         return None
@@ -252,7 +273,9 @@ def last_run(root: Path, slug: str) -> dict | None:
         conn.row_factory = sqlite3.Row
         try:
             row = conn.execute(
-                f"select * from {RUNS_TABLE} where slug = ? order by started_at desc, id desc limit 1", [slug]
+                f"select * from {RUNS_TABLE} where slug = ? "
+                "order by verdict = 'skipped', started_at desc, id desc limit 1",
+                [slug],
             ).fetchone()
         finally:
             conn.close()

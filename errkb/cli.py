@@ -12,7 +12,7 @@ import click
 from . import catalog, store
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
-from .coverage import missing_reproductions
+from .coverage import duplicate_ids, missing_reproductions, reproduction_path
 from .run import verification
 from .matching.command import catalog_root
 from .reproduce.command import reproduce
@@ -58,6 +58,12 @@ def add(root: Path, files: tuple[Path, ...], replace: bool) -> None:
             store.write_atomically(result.path, store.canonical_text(envelope))
             written.append((envelope, result.path))
         click.echo(f"{result.status}: {result.slug} ({result.path})")
+        if not reproduction_path(root, result.slug).exists():
+            click.echo(
+                f"warning: no {reproduction_path(root, result.slug)} yet: `errkb validate` fails until the record "
+                "has a reproduction (README: Writing a reproduction)",
+                err=True,
+            )
     if written and (root / store.DATABASE_FILE).exists():
         catalog.add_to_database(root, written)
         click.echo(f"updated {root / store.DATABASE_FILE}")
@@ -73,7 +79,7 @@ def validate(root: Path, paths: tuple[Path, ...]) -> None:
     """
     files = _expand(paths or (root / store.RECORDS_DIR,))
     good, problems = check_files(files)
-    problems += missing_reproductions(root, good)
+    problems += missing_reproductions(root, good) + duplicate_ids(good)
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     click.echo(f"{len(files)} file(s) checked, {len(problems)} problem(s)")

@@ -42,3 +42,14 @@ def missing_reproductions(root: Path, checked: list[tuple[Path, Envelope]]) -> l
                 Problem(str(path), "$.record.slug", f"no reproduction: expected {REPRODUCTIONS_DIR}/{slug}.py")
             )
     return problems
+
+
+def duplicate_ids(checked: list[tuple[Path, Envelope]]) -> list[Problem]:
+    """Problems for files whose record id another file already uses."""
+    first: dict[str, Path] = {}
+    problems = []
+    for path, envelope in checked:
+        owner = first.setdefault(envelope.record.id, path)
+        if owner != path:
+            problems.append(Problem(str(path), "$.record.id", f"id {envelope.record.id!r} is also used by {owner}"))
+    return problems

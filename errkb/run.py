@@ -8,6 +8,7 @@ fix and verification status. The command's exit status is kept (128+N when kille
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -44,7 +45,7 @@ def explain(exc: BaseException, root: Path | str | None = None):
 
 def explanation(exc: BaseException, root: Path | str | None = None) -> str | None:
     """What errkb prints after a traceback: cause, fix and verification of the matching record, or None."""
-    from .matching import find_root
+    from .store import find_root
 
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return explain_text(text, Path(root) if root else find_root())
@@ -129,7 +130,13 @@ def verification(root: Path, slug: str) -> str:
     where.append(f"{devices} CUDA device(s)" if devices else "CPU only")
     if run.get("host"):
         where.append(run["host"])
-    return f"{run.get('verdict')} on {run.get('started_at')} ({', '.join(where)})"
+    text = f"{run.get('verdict')} on {run.get('started_at')} ({', '.join(where)})"
+    if run.get("verdict") == "skipped" and run.get("reason"):
+        text += f": {run['reason']}"
+    record = root / "records" / f"{slug}.json"
+    if run.get("record_hash") and record.is_file() and run["record_hash"] != hashlib.sha256(record.read_bytes()).hexdigest():
+        text += "; the record has changed since"
+    return text
 
 
 # -- errkb run ------------------------------------------------------------------------------------------
@@ -203,7 +210,7 @@ def run_and_explain(command: list[str], root: Path | None = None, err=None) -> i
 
 def _explain_failure(stderr_text: str, stdout_text: str, root: Path | None, err) -> None:
     from . import paste
-    from .matching import find_root
+    from .store import find_root
 
     root = root or find_root()
     for text in (stderr_text, stdout_text):  # some tools log their tracebacks to stdout
@@ -265,7 +272,7 @@ def _print_explanation(exc_type, exc, tb, root: Path | None) -> None:
     if exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
         return
     try:
-        from .matching import find_root
+        from .store import find_root
 
         text = "".join(traceback.format_exception(exc_type, exc, tb))
         message = explain_text(text, root or find_root())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,7 @@ def plan_add(root: Path, files: list[Path], replace: bool = False) -> list[tuple
     """Validate every file and decide what each would do; raise InvalidInput with every problem, write nothing."""
     problems: list[Problem] = []
     planned: dict[str, tuple[Path, Envelope]] = {}
+    ids: dict[str, str] | None = None  # id -> slug, read once, only when a file is valid
     results = []
     for file in files:
         try:
@@ -74,6 +76,12 @@ def plan_add(root: Path, files: list[Path], replace: bool = False) -> list[tuple
             problems.append(Problem(str(file), "$.record.slug", f"slug {slug!r} is also given by {planned[slug][0]} with other content"))
             continue
         planned[slug] = (file, envelope)
+        if ids is None:
+            ids = ids_in_catalog(root)
+        owner = ids.setdefault(envelope.record.id, slug)
+        if owner != slug:
+            problems.append(Problem(str(file), "$.record.id", f"id {envelope.record.id!r} is already used by record {owner!r}; expected a new id"))
+            continue
         target = record_path(root, slug)
         status = "added"
         if target.exists():
@@ -108,6 +116,29 @@ def add_files(root: Path, files: list[Path], replace: bool = False) -> list[AddR
         if result.status != "unchanged":
             write_atomically(result.path, canonical_text(envelope))
     return [result for _, result in plan]
+
+
+def ids_in_catalog(root: Path) -> dict[str, str]:
+    """id -> slug of the records in the catalog: from catalog.db when it has them, else from records/."""
+    database = root / DATABASE_FILE
+    if database.is_file():
+        try:
+            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+            try:
+                return dict(conn.execute("select id, slug from records"))
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
+    ids = {}
+    for path in record_files(root):
+        try:
+            data = json.loads(path.read_bytes())
+            record = data.get("record", data)
+            ids[record["id"]] = record["slug"]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue  # an invalid file is errkb validate's business, not add's
+    return ids
 
 
 def is_safe_slug(slug: str) -> bool:

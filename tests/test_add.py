@@ -83,10 +83,30 @@ def test_missing_input_file_is_named(tmp_path):
     assert "nope.json: $: cannot read file" in result.stderr
 
 
-def test_copy_of_seed_with_other_slug_is_a_new_record(seeded_root, tmp_path):
+def test_copy_of_seed_under_another_slug_needs_its_own_id(seeded_root, tmp_path):
     data = json.loads(SEED_RECORD.read_text())
     data["record"]["slug"] = "seed-copy"
     path = tmp_path / "copy.json"
     path.write_text(json.dumps(data))
-    assert run_cli("add", path, root=seeded_root).exit_code == 0
-    shutil.rmtree(seeded_root / "records")
+    before = tree_digest(seeded_root)
+    result = run_cli("add", path, root=seeded_root)
+    assert result.exit_code == 1
+    assert "copy.json: $.record.id: id '228db24696aaf48f' is already used by record 'dataparallel-not-supported-when-crf-is-used'" in result.stderr
+    assert tree_digest(seeded_root) == before
+    (seeded_root / "catalog.db").unlink()  # without a database, add reads the ids from records/
+    assert run_cli("add", path, root=seeded_root).exit_code == 1
+    data["record"]["id"] = "00000000000000ff"
+    path.write_text(json.dumps(data))
+    result = run_cli("add", path, root=seeded_root)
+    assert result.exit_code == 0
+    assert "warning: no" in result.stderr and "reproductions/seed-copy.py yet" in result.stderr
+    # a file copied by hand with a duplicate id: validate and build both refuse it
+    shutil.copy(SEED_RECORD, tmp_path / "seed-again.json")
+    clash = json.loads(SEED_RECORD.read_text())
+    clash["record"]["slug"] = "seed-clash"
+    (seeded_root / "records" / "seed-clash.json").write_text(json.dumps(clash))
+    result = run_cli("validate", seeded_root / "records", root=seeded_root)
+    assert "seed-clash.json: $.record.id: id '228db24696aaf48f' is also used by" in result.stderr
+    result = run_cli("build", root=seeded_root)
+    assert result.exit_code == 1
+    assert "$.record.id: id '228db24696aaf48f' is also used by record" in result.stderr

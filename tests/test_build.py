@@ -92,3 +92,41 @@ def test_full_rebuild_keeps_reproduction_history(seeded_root):
     assert db["reproduction_runs"].count == 1
     assert db["records"].get(SEED_SLUG)["lastVerdict"] == "verified"
     assert [r["slug"] for r in db["records"].search("DataParallel")] == [SEED_SLUG]
+
+
+def _run(db, verdict, started_at, record_hash=None):
+    db["reproduction_runs"].insert(
+        {"slug": SEED_SLUG, "verdict": verdict, "started_at": started_at, "host": "h", "record_hash": record_hash},
+        alter=True,
+    )
+
+
+def test_last_verdict_ignores_skips_after_a_verification(seeded_root):
+    from errkb import catalog
+
+    db = Database(seeded_root / "catalog.db")
+    _run(db, "verified", "2026-11-01T00:00:00Z")
+    _run(db, "skipped", "2026-11-02T00:00:00Z")
+    catalog.refresh_last_verdicts(db, [SEED_SLUG])
+    row = db["records"].get(SEED_SLUG)
+    assert (row["lastVerdict"], row["lastVerifiedAt"]) == ("verified", "2026-11-01T00:00:00Z")
+    _run(db, "fix-failed", "2026-11-03T00:00:00Z")
+    catalog.refresh_last_verdicts(db, [SEED_SLUG])
+    assert db["records"].get(SEED_SLUG)["lastVerdict"] == "fix-failed"
+    db.close()
+    assert catalog.last_run(seeded_root, SEED_SLUG)["verdict"] == "fix-failed"
+
+
+def test_runs_of_an_older_version_of_the_record_do_not_count(seeded_root):
+    from errkb import catalog
+
+    db = Database(seeded_root / "catalog.db")
+    current = db["records"].get(SEED_SLUG)["contentHash"]
+    _run(db, "verified", "2026-11-01T00:00:00Z", record_hash="0" * 64)
+    catalog.refresh_last_verdicts(db, [SEED_SLUG])
+    assert db["records"].get(SEED_SLUG)["lastVerdict"] is None
+    _run(db, "verified", "2026-11-02T00:00:00Z", record_hash=current)
+    db.close()
+    assert run_cli("build", "--full", root=seeded_root).exit_code == 0
+    row = Database(seeded_root / "catalog.db")["records"].get(SEED_SLUG)
+    assert (row["lastVerdict"], row["lastVerifiedAt"]) == ("verified", "2026-11-02T00:00:00Z")

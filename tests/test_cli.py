@@ -100,3 +100,16 @@ def test_lookups_find_the_catalog_from_a_subfolder_or_errkb_root(seeded_root, mo
     monkeypatch.setenv("ERRKB_ROOT", str(seeded_root))
     assert find_root() == seeded_root
     assert run_cli("show", SEED_SLUG).exit_code == 0
+
+
+def test_show_says_when_a_run_judged_an_older_record(seeded_root):
+    from sqlite_utils import Database
+
+    Database(seeded_root / "catalog.db")["reproduction_runs"].insert(
+        {"slug": SEED_SLUG, "verdict": "verified", "started_at": "2026-11-01T00:00:00Z", "host": "h",
+         "record_hash": "0" * 64},
+        alter=True,
+    )
+    result = run_cli("show", SEED_SLUG, root=seeded_root)
+    assert "Verification: verified on 2026-11-01T00:00:00Z" in result.stdout
+    assert "the record has changed since" in result.stdout

@@ -140,7 +140,7 @@ def reproduce(
                     result = future.result()
                     results[result.slug] = result
                     if db is not None:
-                        history.store(db, result)
+                        history.store(db, result, root)
                     if progress:
                         progress(result, len(results), len(slugs))
             except BaseException:

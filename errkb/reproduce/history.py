@@ -4,12 +4,14 @@ later and keeps the runs (and copies each record's last verdict onto it)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import sqlite_utils
 
 from .. import catalog
+from ..store import record_path
 
 
 def open_history(root: Path) -> sqlite_utils.Database:
@@ -18,10 +20,11 @@ def open_history(root: Path) -> sqlite_utils.Database:
     return db
 
 
-def run_row(result) -> dict:
+def run_row(result, record_hash: str | None = None) -> dict:
     env = result.environment
     return {
         "slug": result.slug,
+        "record_hash": record_hash,
         "verdict": result.verdict,
         "reason": result.reason,
         "variant": result.variant,
@@ -41,9 +44,12 @@ def run_row(result) -> dict:
     }
 
 
-def store(db: sqlite_utils.Database, result) -> None:
+def store(db: sqlite_utils.Database, result, root: Path) -> None:
+    """One run, with the hash of the record file it was judged against (a later edit makes it stale)."""
+    path = record_path(root, result.slug)
+    record_hash = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
     with db.atomic():
-        db[catalog.RUNS_TABLE].insert(run_row(result))
+        db[catalog.RUNS_TABLE].insert(run_row(result, record_hash), alter=True)
 
 
 def finish(db: sqlite_utils.Database, slugs: list[str]) -> None:

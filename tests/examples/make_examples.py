@@ -36,11 +36,12 @@ def main():
     write(valid, "seed-bare.json", record)
     write(valid, "seed-crlf.json", None, (json.dumps(envelope, indent=2, ensure_ascii=False) + "\n").replace("\n", "\r\n"))
     nulls = copy.deepcopy(envelope)
-    nulls["record"].update(slug="seed-with-nulls", exampleFix=None, validationCode=None, preventionTips=[])
+    nulls["record"].update(id="5eed000000000001", slug="seed-with-nulls", exampleFix=None, validationCode=None, preventionTips=[])
     write(valid, "nulls-and-empty-tips.json", nulls)
     cpp = copy.deepcopy(envelope)
     r = cpp["record"]
     r.update(
+        id="5eed000000000002",
         slug="cpp-raise-site",
         repo="pytorch/pytorch",
         filePath="aten/src/ATen/native/PackedSequence.cpp",
