@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
+from ..model import FIELD_DESCRIPTIONS
 from . import queries, urls
 from .urls import BROWSE_COLUMNS
 
@@ -16,42 +17,13 @@ SOURCE = "records/*.json in the errkb repository, one file per record"
 FACETS = ["repo", "errorClass", "errorType", "severity", {"tags": "tags"}, "lastVerdict"]
 
 RECORD_COLUMNS = {
-    "slug": "Permanent name of the record, kebab-case; the record page is /-/errkb/record/<slug>",
-    "id": "16 hex digits, stable across renames",
-    "repo": "GitHub repository (owner/name) whose code raises the error",
-    "errorCode": "Error code when the library has one",
-    "errorMessage": "The exact message the library produces for the reproduction's case",
-    "messagePattern": "RE2 regular expression (search semantics) matching the message and its variants",
-    "errorType": "Kind of error: validation, configuration, device, shape, type, state, runtime, ...",
-    "errorClass": "Exception or warning class raised, e.g. RuntimeError or torch.OutOfMemoryError",
-    "httpStatus": "HTTP status, for errors that carry one",
-    "severity": "critical, error, warning or info",
-    "filePath": "File inside repo holding the raise site",
-    "lineNumber": "Line of the raise site in filePath at analyzedSha",
-    "sourceCode": "Excerpt of filePath from sourceCodeStart to sourceCodeEnd",
-    "sourceCodeStart": "First line of the excerpt",
-    "sourceCodeEnd": "Last line of the excerpt",
-    "githubUrl": "The excerpt on GitHub at analyzedSha",
-    "documentation": "What happened and why",
-    "triggerScenarios": "What a program does to trigger it",
-    "commonSituations": "Where people meet it in practice",
-    "solutions": "Fixes, as a JSON list",
-    "exampleFix": "Before/after code of the main fix",
-    "handlingStrategy": "How code should handle it: validation, guard, configuration, refactor, retry, ...",
-    "validationCode": "Code that checks for the situation before it fails",
-    "typeGuard": "A type guard that avoids the error",
-    "tryCatchPattern": "How to catch and handle it",
-    "preventionTips": "Habits that avoid the error, as a JSON list",
-    "tags": "Topics, as a JSON list (faceted through record_tags)",
-    "backgroundTag": "The one tag that names the background of the error",
-    "analyzedSha": "Commit of repo the excerpt was taken from",
-    "analyzedAt": "When the source was analyzed",
-    "schemaVersion": "Version of the record schema",
+    **FIELD_DESCRIPTIONS,  # one description per record field, shared with the JSON Schema
     "datasetVersion": "Version (time) of the dataset the record file belongs to",
     "contentHash": "SHA-256 of the record file, for incremental builds",
     "sourceFile": "The record file in the repository",
-    "lastVerdict": "Verdict of the latest reproduction run (verified, not-reproduced, wrong-error, ...)",
-    "lastVerifiedAt": "When a reproduction last verified the record",
+    "lastVerdict": "Verdict of the latest reproduction run of the record as it is now "
+    "(a skipped run counts only when no run got further)",
+    "lastVerifiedAt": "When a reproduction last verified the record as it is now",
 }
 
 RUN_COLUMNS = {
