@@ -2,7 +2,7 @@
 
 from .model import Envelope, Record
 
-__all__ = ["Envelope", "Record", "explain", "install", "match"]
+__all__ = ["Envelope", "Record", "explain", "explanation", "install", "match"]
 
 
 def match(text: str, root=None, limit: int = 5):
@@ -13,10 +13,22 @@ def match(text: str, root=None, limit: int = 5):
 
 
 def explain(exc: BaseException, root=None):
-    """The record that explains an exception (or warning) object, as a Match, or None."""
+    """The record that best matches an exception (or warning) object, as a Match, or None.
+
+    The Match says which record and why (`slug`, `score`, `why()`), not the cause or the fix:
+    `explanation(exc)` gives that text.
+    """
     from .run import explain as _explain
 
     return _explain(exc, root=root)
+
+
+def explanation(exc: BaseException, root=None) -> str | None:
+    """What errkb prints after a traceback for an exception object: the matching record's cause, fix and
+    verification, or None when no record matches."""
+    from .run import explanation as _explanation
+
+    return _explanation(exc, root=root)
 
 
 def install(root=None) -> None:

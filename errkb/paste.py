@@ -7,6 +7,10 @@ offers the message in a few spellings, because a terminal or a log viewer may ha
 even in the middle of a word. When no exception line is found, each paragraph written mostly in
 Latin letters becomes a candidate message (a bare message pasted inside a question).
 
+A paste longer than MAX_PASTE_CHARS is clipped by `clip`: its beginning and its end are kept (a
+log may hold the traceback near its top and hours of training output after it), and so are the
+lines that look like exception lines in between, found by one cheap scan.
+
 Only fixed regular expressions of our own run here, over bounded input; no user text is compiled.
 """
 
@@ -16,8 +20,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-MAX_PASTE_CHARS = 1_000_000
+MAX_PASTE_CHARS = 1_000_000  # a longer paste is clipped (`clip`) to at most this many characters
+END_SHARE = 0.4  # of the limit, for the beginning and again for the end of a clipped paste
+EXCERPT_CHARS = 8_000  # kept from each exception line found between the two ends
+EXCERPT_SCAN = 100_000  # exception-line hits looked at between the two ends, at most (~2 µs each)
 MAX_MESSAGE_LINES = 60
+MAX_MESSAGES = 200  # exceptions (or bare paragraphs) of one paste that are matched: the first and last half
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # Colour codes whose ESC byte was lost on the way to the clipboard: "[31mRuntimeError[0m".
@@ -59,6 +67,8 @@ _CHAIN_LINE = re.compile(
     r"^(?:During handling of the above exception, another exception occurred:"
     r"|The above exception was the direct cause of the following exception:)\s*$"
 )
+# An exception or warning line anywhere in raw text (colour codes may sit before the colon).
+_RAISED_HINT = re.compile(r"[A-Za-z_](?:Error|Exception|Warning|Interrupt|Exit|Failure|Fault)(?:\x1b?\[[0-9;]*m)*:")
 _PROMPT = re.compile(r"^(?:\(\S+\) )?(?:\$|#|>>>|In \[\d+\]:|\w+@[\w.-]+:\S*\$) ")
 _WORD = re.compile(r"[A-Za-z0-9_]")
 
@@ -109,13 +119,111 @@ class Paste:
         return out
 
 
+@dataclass
+class Clipped:
+    """A paste cut to a bounded size (`clip`): both ends, and excerpts around exception lines in between."""
+
+    text: str
+    length: int  # characters of the original paste
+    head: int = 0  # characters kept from its beginning (0: nothing was cut)
+    tail: int = 0  # characters kept from its end
+    excerpts: int = 0  # excerpts kept from between the two ends
+    incomplete: bool = False  # exception lines between the ends were left unread: no room, or too many to scan
+
+    @property
+    def cut(self) -> bool:
+        return len(self.text) < self.length
+
+    def note(self) -> str | None:
+        """What was left out, in words; None when nothing was."""
+        if not self.cut:
+            return None
+        read = f"the first {self.head:,} and the last {self.tail:,} characters"
+        if self.excerpts:
+            read += f", and {self.excerpts:,} excerpt{'s' if self.excerpts != 1 else ''} around exception lines in between,"
+        more = " (further exception lines in between were not read)" if self.incomplete else ""
+        return f"the input has {self.length:,} characters; only {read} were read{more}."
+
+
+def clip(text: str, limit: int = MAX_PASTE_CHARS) -> Clipped:
+    """`text` when it has at most `limit` characters; else its beginning and end, and excerpts between.
+
+    Each end gets END_SHARE of the limit, cut at a line break. Between them, lines that look like
+    exception or warning lines (one regular-expression scan, at most EXCERPT_SCAN hits) are kept
+    with what follows them up to a blank line, the next such line or EXCERPT_CHARS (the message
+    and its continuation lines), each distinct line once, in order, while the rest of the limit
+    lasts. Parts are joined with a blank line, which ends a message. The result never exceeds
+    `limit`: clipping a clipped paste changes nothing.
+    """
+    if len(text) <= limit:
+        return Clipped(text, len(text))
+    end = int(limit * END_SHARE)
+    head_end = _line_start(text, end, end // 2)
+    tail_start = _line_start(text, len(text) - end, len(text) - end // 2, forward=True)
+    budget = limit - head_end - (len(text) - tail_start) - 2
+    parts, seen = [text[:head_end]], set()
+    excerpts = scanned = 0
+    incomplete = False
+    position = head_end
+    while True:
+        found = _RAISED_HINT.search(text, position, tail_start)
+        if not found:
+            break
+        if scanned == EXCERPT_SCAN:
+            incomplete = True
+            break
+        scanned += 1
+        start = _line_start(text, found.start(), max(found.start() - 1_000, position))
+        if start == found.start():  # no line break near: at least keep the whole class name
+            while start > position and start > found.start() - 200 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+                start -= 1
+        line_end = text.find("\n", found.end(), min(found.end() + 400, tail_start))
+        key = text[found.start():line_end if line_end >= 0 else found.end() + 200]
+        if key in seen:
+            position = found.end()
+            continue
+        seen.add(key)
+        stop = min(start + EXCERPT_CHARS, tail_start)
+        following = _RAISED_HINT.search(text, found.end(), stop)
+        if following:  # the next exception line ends this message; it gets an excerpt of its own, once
+            stop = max(_line_start(text, following.start(), found.end()), found.end())
+        else:
+            stop = _line_start(text, stop, found.end())
+        blanks = [at for at in (text.find("\n\n", found.end(), stop), text.find("\n\r\n", found.end(), stop)) if at >= 0]
+        if blanks:  # so does a blank line
+            stop = min(blanks) + 1
+        if stop - start + 2 > budget:  # keep what fits, whole lines, if that holds the exception line
+            stop = _line_start(text, start + budget - 2, found.end())
+            if stop - start + 2 > budget or stop <= found.end():
+                incomplete = True
+                break
+        parts.append(text[start:stop])
+        budget -= stop - start + 2
+        excerpts += 1
+        position = stop
+    parts.append(text[tail_start:])
+    return Clipped("\n\n".join(parts), len(text), head_end, len(text) - tail_start, excerpts, incomplete)
+
+
+def _line_start(text: str, at: int, bound: int, forward: bool = False) -> int:
+    """The start of a line: the last one beginning in (bound, at], or with `forward` the first in (at, bound].
+
+    `at` itself when no line begins there (a line longer than the window is cut).
+    """
+    if forward:
+        found = text.find("\n", at, bound)
+    else:
+        found = max(text.rfind("\n", bound, at), text.rfind("\r", bound, at))
+    return found + 1 if found >= 0 else at
+
+
 def strip_colour(text: str) -> str:
     return _BARE_SGR.sub("", _ANSI.sub("", text))
 
 
 def clean_lines(text: str) -> dict[str, list[Line]]:
     """Lines without colour codes or prefixes, grouped by the process (rank) that wrote them."""
-    text = strip_colour(text[-MAX_PASTE_CHARS:])
+    text = strip_colour(clip(text).text)
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ")
     streams: dict[str, list[Line]] = {}
     for raw in text.split("\n"):
@@ -270,5 +378,8 @@ def parse(text: str, known: Callable[[str], bool] | None = None) -> Paste:
         item.position = position
         item.spellings = spellings(item.lines, known)
         unique.setdefault((item.cls, item.message), item)
+    kept = list(unique.values())
+    if len(kept) > MAX_MESSAGES:  # a long log of distinct warnings: its first and last ones
+        kept = kept[: MAX_MESSAGES // 2] + kept[-(MAX_MESSAGES - MAX_MESSAGES // 2):]
     cleaned = "\n\n".join("\n".join(line.text for line in lines) for lines in streams.values())
-    return Paste(cleaned, list(unique.values()))
+    return Paste(cleaned, kept)

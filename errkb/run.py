@@ -32,9 +32,10 @@ CAUSE_CHARS = 700
 
 
 def explain(exc: BaseException, root: Path | str | None = None):
-    """The catalog record that explains an exception (or warning) object, as a Match, or None.
+    """The catalog record that best matches an exception (or warning) object, as a Match, or None.
 
-    `explanation(exc)` gives the text errkb prints: cause, fix and verification.
+    A Match names the record and why it was chosen (`slug`, `score`, `why()`); it holds no cause
+    or fix. For the text errkb prints (cause, fix and verification) use `explanation(exc)`.
     """
     from .matching import match
 
@@ -75,7 +76,7 @@ def render(found, root: Path) -> str:
                   for i, s in enumerate(details["solutions"], 1)]
         if details.get("exampleFix"):
             lines += ["", "Example fix:", textwrap.indent(details["exampleFix"], "    ")]
-    lines += ["", "Verified: " + verification(root, best.slug)]
+    lines += ["", "Verification: " + verification(root, best.slug)]
     if len(found) > 1:
         lines += ["Also close: " + ", ".join(f"{m.slug} ({m.score:.2f})" for m in found[1:])]
     lines += [f"More: errkb show {best.slug}", rule]

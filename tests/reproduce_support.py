@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import hashlib
 import json
 import shutil
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ def record_with(changes: dict, base: dict | None = None) -> dict:
     """A valid envelope: the seed record (or `base`) with `changes`, its githubUrl recomputed."""
     envelope = json.loads(SEED_RECORD.read_text(encoding="utf-8"))
     record = dict(base or envelope["record"], **changes)
+    if "id" not in changes:  # ids are unique in a catalog
+        record["id"] = hashlib.sha256(record["slug"].encode()).hexdigest()[:16]
     record["githubUrl"] = (
         f"https://github.com/{record['repo']}/blob/{record['analyzedSha']}/{record['filePath']}"
         f"#L{record['sourceCodeStart']}-L{record['sourceCodeEnd']}"

@@ -54,4 +54,43 @@ def test_reads_stdin_and_limits(root):
 
 
 def test_missing_file_is_a_usage_error(root):
-    assert CliRunner().invoke(cli, ["--root", str(root), "match", str(root / "nope.txt")]).exit_code == 2
+    result = CliRunner().invoke(cli, ["--root", str(root), "match", str(root / "nope.txt")])
+    assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_a_directory_is_named_as_such(root):
+    result = CliRunner().invoke(cli, ["--root", str(root), "match", str(root / "records")])
+    assert result.exit_code == 2
+    assert "is a directory; expected a file, or - for stdin" in result.output
+    assert "no such file" not in result.output
+
+
+def test_cut_text_ends_with_an_ellipsis(root):
+    result = run(root, PASTES / "pack-not-sorted--logging-exception.txt")
+    assert result.exit_code == 0
+    why = next(line for line in result.output.splitlines() if line.startswith("   why: "))
+    assert "why: pattern matched 'RuntimeError: `lengths` array must be sorted in decreasing\u2026'" in why
+    message = result.output.splitlines()[1]
+    assert message.endswith("\u2026") and len(message) == len("   RuntimeError: ") + 110
+    result = run(root, PASTES / "state-dict-module-prefix--multiline-keys.txt")  # a multi-line message: first line only
+    assert "   RuntimeError: Error(s) in loading state_dict for Net:\u2026\n" in result.output
+    result = run(root, PASTES / "hanlp-crf-dataparallel--log-timestamps.txt")  # short enough: as it is
+    assert "\u2026" not in result.output
+
+
+def test_a_long_log_keeps_its_top_and_says_it_was_cut(root, tmp_path):
+    """A traceback near the top of a 10 MB log, hours of training output after it."""
+    traceback = (PASTES / "pack-not-sorted--logging-exception.txt").read_text(encoding="utf-8")
+    steps = "".join(f"2026-06-01 10:00:00,123 INFO step {i} loss 0.{i % 9973:04d} lr 1.0e-04\n" for i in range(170_000))
+    log = tmp_path / "train.log"
+    log.write_text("INFO starting\n" + traceback + steps, encoding="utf-8")
+    assert log.stat().st_size > 9_000_000
+    result = CliRunner().invoke(cli, ["--root", str(root), "match", str(log)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("1. pack-padded-sequence-lengths-not-sorted")
+    assert "errkb match: the input has" in result.stderr and "characters; only the first" in result.stderr
+    assert "characters; only" not in result.stdout
+    result = CliRunner().invoke(cli, ["--root", str(root), "match", "--json", str(log)], catch_exceptions=False)
+    assert json.loads(result.stdout)[0]["slug"] == "pack-padded-sequence-lengths-not-sorted"
+    result = run(root, PASTES / "hanlp-crf-dataparallel--log-timestamps.txt")
+    assert result.stderr == ""

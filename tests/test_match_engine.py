@@ -11,7 +11,8 @@ import pytest
 from errkb.matching import Matcher, match
 from errkb.matching import index
 from errkb.matching.patternset import PatternSet
-from errkb.matching.tokens import literal_words, required_words, words
+from errkb.matching.score import THRESHOLD, opens_with
+from errkb.matching.tokens import literal_words, opening_clause, required_words, words
 from errkb.patterns import compile_pattern
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,6 +72,93 @@ def test_literal_words_include_optional_parts():
     assert {"multiple", "cpu", "gpu", "module"} <= found
 
 
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        (r"Expected all tensors to be on the same device, but found at least two devices, [\w:]+ and [\w:]+!",
+         "Expected all tensors to be on the same device"),
+        (r"Input and hidden tensors are not at the same device, found input tensor at [\w:]+",
+         "Input and hidden tensors are not at the same device"),
+        (r"^Input and hidden tensors are not at the same device; found input tensor at [\w:]+",
+         "Input and hidden tensors are not at the same device"),
+        # a second sentence of fixed wording tells this error from others that start alike
+        (r"Expected to have finished reduction in the prior iteration before starting a new one\. This error indicates", None),
+        (r"Default process group has not been initialized, please make sure to call init_process_group", None),  # no value
+        (r"Attempting to deserialize object on a \w+ device but torch\.\w+\.is_available\(\) is False", None),  # value first
+        (r"The size of tensor a \(\d+\) must match", None),
+        (r"Input and, [\w:]+", None),  # too short to say which error
+        (r"(Expected|Wanted) all tensors to be on the same device, \w+", None),  # an alternative: not plain text
+        (r"DataParallel not supported when CRF is used", None),
+    ],
+)
+def test_opening_clause(pattern, expected):
+    assert opening_clause(pattern) == expected
+
+
+def test_opening_clauses_of_the_catalog_are_in_their_messages():
+    for entry in catalog_entries():
+        clause = opening_clause(entry.pattern)
+        if clause:
+            assert opens_with(entry.message, clause), entry.slug
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Expected all tensors to be on the same device, but got index is on cpu", True),
+        ("expected all tensors to be on the same\n  device; something else", True),  # case and a wrapped line
+        ("Expected all tensors to be on the same device", True),
+        ("Expected all tensors to be on the same device type, but", False),  # a longer clause
+        ("Expected all tensors to be on the same dev", False),
+        ("Error: Expected all tensors to be on the same device, but", False),  # only at the start
+    ],
+)
+def test_opens_with(text, expected):
+    assert opens_with(text, "Expected all tensors to be on the same device") is expected
+
+
+DISPATCHER = (
+    "RuntimeError: Expected all tensors to be on the same device, but got index is on cpu, different from other "
+    "tensors on cuda:0 (when checking argument in method wrapper_CUDA__index_select)"
+)
+
+
+def test_a_shared_opening_clause_counts_where_the_details_are_worded_otherwise():
+    """PyTorch 2.x's dispatcher wording against the record of the older one, with no record of its own."""
+    entries = [e for e in catalog_entries() if e.slug != "expected-all-tensors-on-same-device-but-got-argument"]
+    matcher = Matcher.from_entries(entries)
+    found = matcher.match(DISPATCHER)
+    assert [m.slug for m in found] == ["expected-all-tensors-on-same-device"]
+    best = found[0]
+    assert best.opening and not best.pattern and best.words > 0.7 and best.score >= THRESHOLD
+    assert "same opening clause" in best.why() and best.to_dict()["why"]["opening"] is True
+    # the look-alike of the other record with an opening clause does not open with it
+    lookalike = "RuntimeError: Input and parameter tensors are not at the same device, found input tensor at cuda:0"
+    assert matcher.match(lookalike) == []
+    assert not any(m.opening for m in matcher.rank(lookalike))
+
+
+def test_a_record_whose_pattern_matched_keeps_the_opening_clause_to_itself():
+    """Two records of one error, worded by two versions: each wording's paste does not lift the other record."""
+    old = index.Entry("old-wording", "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+                      r"Expected all tensors to be on the same device, but found at least two devices, [\w:]+ and [\w:]+!",
+                      "RuntimeError")
+    new = index.Entry("new-wording", DISPATCHER.split(": ", 1)[1],
+                      r"Expected all tensors to be on the same device, but got \w+ is on [\w:.-]+, different from other tensors",
+                      "RuntimeError")
+    others = [e for e in catalog_entries() if not e.slug.startswith("expected-all-tensors-on-same-device")]
+    matcher = Matcher.from_entries(others + [old, new])
+    for text, right, other in [(DISPATCHER, "new-wording", "old-wording"),
+                               ("RuntimeError: " + old.message, "old-wording", "new-wording")]:
+        ranked = {m.slug: m for m in matcher.rank(text)}
+        assert ranked[right].pattern and ranked[right].score == 1.0
+        assert other in ranked  # a candidate, by its words
+        assert not ranked[other].opening and ranked[other].score < THRESHOLD
+    # a third wording that neither pattern knows: both records open like it
+    third = "RuntimeError: Expected all tensors to be on the same device; tensor at cpu, module at cuda:1"
+    assert {m.slug for m in matcher.match(third)} == {"old-wording", "new-wording"}
+
+
 def test_pattern_set_agrees_with_a_plain_loop():
     """re2.Set in shards (max_mem raised) answers exactly what searching pattern by pattern answers."""
     rng = random.Random(3)
@@ -117,7 +205,9 @@ def build_catalog(tmp_path: Path, slugs=None) -> Path:
 
 def index_rows(conn: sqlite3.Connection) -> dict:
     return {
-        "patterns": sorted(conn.execute("SELECT slug, pattern, error_class, message, anchors, literals FROM match_patterns")),
+        "patterns": sorted(conn.execute(
+            "SELECT slug, pattern, error_class, message, anchors, literals, opening FROM match_patterns"
+        )),
         "anchors": sorted(conn.execute("SELECT a.word, p.slug FROM match_anchors a JOIN match_patterns p USING (id)")),
         "terms": sorted(conn.execute("SELECT term, df FROM match_terms")),
         "fts": sorted(conn.execute(

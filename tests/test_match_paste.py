@@ -1,6 +1,8 @@
 """Cleaning a paste: each kind of noise on its own, on a small example."""
 
-from errkb.paste import clean_lines, parse, spellings
+import time
+
+from errkb.paste import MAX_PASTE_CHARS, clean_lines, clip, parse, spellings
 
 KNOWN = {"cpu", "device", "devices", "same", "tensors", "two", "at", "least"}
 
@@ -123,3 +125,56 @@ def test_carriage_returns_of_progress_bars():
 def test_clean_lines_keeps_message_indentation():
     streams = clean_lines("[rank0]:\tMissing key(s)\n")
     assert streams["rank0"][0].text == "\tMissing key(s)"
+
+
+TRAINING = "".join(f"2026-06-01 10:00:00,123 INFO step {i} loss 0.{i % 9973:04d} lr 1.0e-04\n" for i in range(150_000))
+
+
+def test_a_short_paste_is_not_clipped():
+    clipped = clip("ValueError: bad value\n")
+    assert (clipped.text, clipped.cut, clipped.note()) == ("ValueError: bad value\n", False, None)
+
+
+def test_a_long_paste_keeps_both_ends_and_exception_lines_between():
+    text = ("Traceback (most recent call last):\nValueError: at the top\n" + TRAINING
+            + "[rank1]: 2026-06-01 10:00:01 ERROR RuntimeError: in the middle\n[rank1]: its second line\n\n"
+            + TRAINING + "KeyError: 'at the end'\n")
+    assert len(text) > 5 * MAX_PASTE_CHARS
+    start = time.perf_counter()
+    clipped = clip(text)
+    assert time.perf_counter() - start < 2
+    assert len(clipped.text) <= MAX_PASTE_CHARS and clipped.cut and clipped.excerpts == 1
+    assert clip(clipped.text).text == clipped.text  # clipping again changes nothing
+    assert "[rank1]: 2026-06-01 10:00:01 ERROR RuntimeError: in the middle\n[rank1]: its second line\n" in clipped.text
+    assert f"the input has {len(text):,} characters; only the first" in clipped.note()
+    assert "1 excerpt around exception lines in between" in clipped.note()
+    found = [(item.cls, item.message) for item in parse(text).raised]
+    assert found == [("ValueError", "at the top"), ("KeyError", "'at the end'"),
+                     ("RuntimeError", "in the middle its second line")]
+
+
+def test_repeated_exception_lines_between_the_ends_are_kept_once():
+    line = "WARNING x.py:1: UserWarning: the same warning every step\n"
+    text = "ValueError: first\n" + TRAINING + line * 20_000 + "OSError: once, later\n" + TRAINING
+    clipped = clip(text)
+    assert clipped.text.count(line) == 1 and "OSError: once, later" in clipped.text
+    assert clipped.excerpts == 2 and not clipped.incomplete
+
+
+def test_the_scan_between_the_ends_is_bounded_and_says_so(monkeypatch):
+    import errkb.paste
+
+    monkeypatch.setattr(errkb.paste, "EXCERPT_SCAN", 10)
+    text = TRAINING + "".join(f"UserWarning: step {i}\n" for i in range(50)) + TRAINING
+    clipped = clip(text)
+    assert clipped.incomplete and clipped.excerpts == 10
+    assert "(further exception lines in between were not read)" in clipped.note()
+
+
+def test_excerpts_between_the_ends_stay_within_the_limit():
+    text = TRAINING + "".join(f"UserWarning: step {i}\n" for i in range(100_000)) + TRAINING
+    start = time.perf_counter()
+    clipped = clip(text)
+    assert time.perf_counter() - start < 2
+    assert len(clipped.text) <= MAX_PASTE_CHARS and clipped.incomplete
+    assert clipped.text.count("UserWarning: step") == clipped.excerpts > 1000

@@ -45,7 +45,8 @@ def test_run_passes_output_through_and_explains_the_crash(root, tmp_path):
     assert after, stderr
     assert f"errkb: this looks like `{SEED}`" in after
     assert "Cause:" in after and "Fix:" in after and "1. Train on a single GPU" in after
-    assert f"Verified: never verified (run `errkb reproduce {SEED}`)" in after
+    assert f"Verification: never verified (run `errkb reproduce {SEED}`)" in after
+    assert "Verified:" not in after
 
 
 def test_run_keeps_exit_status_and_says_nothing_without_a_traceback(root):
@@ -113,6 +114,21 @@ def test_explain_an_exception_object(root):
     assert found.slug == SEED
     assert "Cause:" in text
     assert errkb.explain(KeyError("nothing like it"), root=root) is None
+
+
+def test_explanation_from_the_package_is_the_text_and_explain_is_the_match(root):
+    try:
+        raise ValueError("DataParallel not supported when CRF is used")
+    except ValueError as exc:
+        found = errkb.explain(exc, root=root)
+        text = errkb.explanation(exc, root=root)
+    assert (found.slug, found.score) == (SEED, 1.0) and "pattern matched" in found.why()
+    assert f"errkb: this looks like `{SEED}`" in text
+    assert "Cause:" in text and "Fix:" in text and "Verification: never verified" in text
+    assert errkb.explanation(KeyError("nothing like it"), root=root) is None
+    assert "explanation" in errkb.__all__
+    assert "Match" in errkb.explain.__doc__ and "explanation(exc)" in errkb.explain.__doc__
+    assert "Match" in run_module.explain.__doc__ and "explanation(exc)" in run_module.explain.__doc__
 
 
 def test_match_api_from_the_package(root):

@@ -19,6 +19,7 @@ def catalog_root(ctx: click.Context) -> Path | None:
 
 
 def read_paste(source: str) -> str:
+    """The text of FILE or of stdin (`-`), decoded as UTF-8 with undecodable bytes replaced."""
     if source == "-":
         if sys.stdin.isatty():
             click.echo("Paste the traceback, then press Ctrl-D (Ctrl-Z Enter on Windows):", err=True)
@@ -43,20 +44,28 @@ def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, mi
     Log prefixes, colour codes, wrapped lines, chained exceptions and text around the error are
     handled. Exit status: 0 when a record matches, 1 when none is close enough, 2 on bad usage.
     """
+    from .. import paste
     from .api import matcher_for
+    from .matcher import ELLIPSIS, shorten
 
+    if source != "-" and Path(source).is_dir():
+        raise click.BadParameter(f"{source} is a directory; expected a file, or - for stdin", param_hint="FILE")
     if source != "-" and not Path(source).is_file():
         raise click.BadParameter(f"no such file: {source}", param_hint="FILE")
-    text = read_paste(source)
+    clipped = paste.clip(read_paste(source))
+    if clipped.cut:
+        click.echo(f"errkb match: {clipped.note()}", err=True)
+    text = clipped.text
     matcher = matcher_for(catalog_root(ctx))
     found = matcher.match(text, limit=limit, threshold=min_score)
     if as_json:
         click.echo(json.dumps([m.to_dict() for m in found], indent=2, ensure_ascii=False))
     elif found:
         for i, m in enumerate(found, 1):
-            first_line = m.message.splitlines()[0] if m.message else ""
+            lines = m.message.splitlines() or [""]
+            first_line = lines[0] + (ELLIPSIS if len(lines) > 1 and len(lines[0]) < 110 else "")
             click.echo(f"{i}. {m.slug}  (score {m.score:.2f})")
-            click.echo(f"   {m.error_class}: {first_line[:110]}")
+            click.echo(f"   {m.error_class}: {shorten(first_line, 110)}")
             click.echo(f"   why: {m.why()}")
         click.echo(f"\nerrkb show {found[0].slug}   # cause, fixes and verification")
     else:

@@ -1,8 +1,9 @@
 """The match index: what the matcher needs from each record, prepared so one paste reads little of it.
 
 Tables (in catalog.db, next to `records`; or in memory when matching straight from records/):
-- `match_patterns`: one row per record: slug, messagePattern, errorClass, errorMessage, and how
-  many anchor words the pattern has (0: tried on every paste).
+- `match_patterns`: one row per record: slug, messagePattern, errorClass, errorMessage, how many
+  anchor words the pattern has (0: tried on every paste), the words its pattern spells out
+  (`literals`) and its opening clause (`opening`, see tokens.opening_clause).
 - `match_anchors`: for each pattern, its rarest required word: every text the pattern matches
   contains it, so only patterns whose anchor occurs in the paste are tried.
 - `match_required`: in how many patterns each required word occurs (to pick the rarest).
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from .tokens import analyse, required_words, terms
 
-VERSION = "4"
+VERSION = "5"
 ANCHORS_PER_PATTERN = 1  # the rarest: a paste then reads few anchor rows
 TRIGGERS = ("match_dirty_insert", "match_dirty_update", "match_dirty_delete")
 
@@ -31,7 +32,7 @@ _TABLES = """
 CREATE TABLE IF NOT EXISTS match_meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS match_patterns (
   id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, pattern TEXT NOT NULL, error_class TEXT,
-  message TEXT NOT NULL, anchors INTEGER NOT NULL, literals TEXT);
+  message TEXT NOT NULL, anchors INTEGER NOT NULL, literals TEXT, opening TEXT);
 CREATE INDEX IF NOT EXISTS match_patterns_anchors ON match_patterns (anchors);
 CREATE TABLE IF NOT EXISTS match_anchors (word TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (word, id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS match_anchors_id ON match_anchors (id);
@@ -185,16 +186,19 @@ def _choose_anchors(required: set[str] | None, frequency) -> list[str]:
 
 def _bulk_add(conn: sqlite3.Connection, entries: list[Entry]) -> None:
     analysed = [analyse(entry.pattern) for entry in entries]
-    required = [words for words, _ in analysed]
+    required = [words for words, _, _ in analysed]
     counts = Counter(word for words in required if words for word in words)
     term_df = Counter(term for entry in entries for term in _message_terms(entry.message))
     patterns, anchors = [], []
-    for entry, (words, literals) in zip(entries, analysed):
+    for entry, (words, literals, opening) in zip(entries, analysed):
         chosen = _choose_anchors(words, counts.__getitem__)
-        patterns.append((entry.slug, entry.pattern, entry.error_class, entry.message, len(chosen), _literals(literals)))
+        patterns.append(
+            (entry.slug, entry.pattern, entry.error_class, entry.message, len(chosen), _literals(literals), opening)
+        )
         anchors.append(chosen)
     conn.executemany(
-        "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
         patterns,
     )
     ids = dict(conn.execute("SELECT slug, id FROM match_patterns"))
@@ -210,7 +214,7 @@ def _bulk_add(conn: sqlite3.Connection, entries: list[Entry]) -> None:
 
 
 def _add(conn: sqlite3.Connection, entry: Entry) -> None:
-    words, literals = analyse(entry.pattern)
+    words, literals, opening = analyse(entry.pattern)
     for word in words or ():
         conn.execute(
             "INSERT INTO match_required (word, n) VALUES (?, 1) ON CONFLICT (word) DO UPDATE SET n = n + 1", [word]
@@ -222,8 +226,9 @@ def _add(conn: sqlite3.Connection, entry: Entry) -> None:
 
     chosen = _choose_anchors(words, frequency)
     cursor = conn.execute(
-        "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals) VALUES (?, ?, ?, ?, ?, ?)",
-        [entry.slug, entry.pattern, entry.error_class, entry.message, len(chosen), _literals(literals)],
+        "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [entry.slug, entry.pattern, entry.error_class, entry.message, len(chosen), _literals(literals), opening],
     )
     pid = cursor.lastrowid
     conn.executemany("INSERT OR IGNORE INTO match_anchors (word, id) VALUES (?, ?)", [(word, pid) for word in chosen])

@@ -21,7 +21,7 @@ from .. import paste as paste_module
 from ..patterns import PatternError, compile_pattern
 from . import index
 from .patternset import PatternSet
-from .score import THRESHOLD, Evidence, coverage, idf, same_class
+from .score import THRESHOLD, Evidence, coverage, idf, opens_with, same_class
 from .tokens import WORD, stem, terms, words
 
 WORD_CANDIDATES = 12  # FTS5 rows kept per pasted message
@@ -30,6 +30,16 @@ COMMON_SHARE = 0.002  # a word in more of the messages than this share (and than
 SET_THRESHOLD = 64  # more unanchored patterns than this: run them as one re2.Set
 DATABASE_FILE = "catalog.db"
 RECORDS_DIR = "records"
+
+
+ELLIPSIS = "\u2026"
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` when it has at most `width` characters, else its first ones and an ellipsis (width in all)."""
+    if len(text) <= width:
+        return text
+    return text[: max(width - 1, 0)].rstrip() + ELLIPSIS
 
 
 @dataclass
@@ -44,23 +54,26 @@ class Match:
     covered: float  # share of the pasted message's words the record explains
     present: float  # share of the record's wording found in the paste
     line: str  # the pasted line it was matched against ("" when only the whole text matched)
+    opening: bool = False  # the pasted message starts with the record's opening clause
 
     def why(self) -> str:
         parts = []
         if self.pattern:
-            parts.append("pattern matched" + (f" {self.line[:60]!r}" if self.line else " the text"))
+            parts.append("pattern matched" + (f" {shorten(self.line, 60)!r}" if self.line else " the text"))
         if self.same_class:
             parts.append(f"class {self.error_class}")
+        if self.opening:
+            parts.append("same opening clause")
         parts.append(f"words {self.words:.2f}")
         return "; ".join(parts)
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["why"] = {
-            "pattern": self.pattern, "class": self.same_class, "words": round(self.words, 3),
+            "pattern": self.pattern, "class": self.same_class, "opening": self.opening, "words": round(self.words, 3),
             "covered": round(self.covered, 3), "present": round(self.present, 3), "line": self.line,
         }
-        for key in ("pattern", "same_class", "words", "covered", "present", "line"):
+        for key in ("pattern", "same_class", "opening", "words", "covered", "present", "line"):
             del data[key]
         return data
 
@@ -184,19 +197,26 @@ class Matcher:
         for start in range(0, len(id_list), 500):
             chunk = id_list[start:start + 500]
             rows += self.conn.execute(
-                f"SELECT id, slug, message, error_class, literals FROM match_patterns WHERE id IN ({', '.join('?' * len(chunk))})",
+                "SELECT id, slug, message, error_class, literals, opening FROM match_patterns"
+                f" WHERE id IN ({', '.join('?' * len(chunk))})",
                 chunk,
             ).fetchall()
         queries = [(item, terms(item.message)) for item in pasted.raised]
-        self._prefetch(term for _, _, message, _, _ in rows for term, _ in terms(message))
+        self._prefetch(term for _, _, message, _, _, _ in rows for term, _ in terms(message))
+        openings = {pid: opening for pid, *_, opening in rows if opening}
+        claimed = _claimed_openings(pasted, {pid: openings[pid] for pid in hits if pid in openings})
         out = []
-        for pid, slug, message, error_class, literals in rows:
+        for pid, slug, message, error_class, literals, opening in rows:
             wording = None if literals is None else set(literals.split())
             record_terms = [(term, wording is None or term in wording) for term, _ in terms(message)]
             best = None
             for item, query in queries or [(None, [])]:
                 covered, present = coverage(query, record_terms, self._weight) if query else (0.0, 0.0)
-                evidence = Evidence(pid in hits, same_class(item.cls if item else None, error_class), covered, present)
+                opens = bool(opening and item and (pid in hits or opening.lower() not in claimed[id(item)])
+                             and any(opens_with(text, opening) for text in item.spellings))
+                evidence = Evidence(
+                    pid in hits, same_class(item.cls if item else None, error_class), covered, present, opens
+                )
                 # Ties: an error before a warning, a later exception (the root cause inside a wrapper) first.
                 key = (evidence.score, bool(item) and item.kind != "warning", item.position if item else 0)
                 if best is None or key > best[0]:
@@ -204,7 +224,7 @@ class Matcher:
             _, evidence, item = best
             line = hits[pid] if pid in hits else (item.header if item else "")
             out.append(Match(slug, evidence.score, message, error_class, evidence.pattern, evidence.same_class,
-                             evidence.words, evidence.covered, evidence.present, line))
+                             evidence.words, evidence.covered, evidence.present, line, evidence.opening))
         out.sort(key=lambda m: (-m.score, m.slug))
         return out
 
@@ -242,6 +262,23 @@ class Matcher:
         if not WORD.fullmatch(word):
             return False
         return self.conn.execute("SELECT 1 FROM match_terms WHERE term = ?", [stem(word)]).fetchone() is not None
+
+
+def _claimed_openings(pasted: paste_module.Paste, hit_openings: dict[int, str]) -> dict[int, set[str]]:
+    """For each pasted message (by id), the opening clauses of records whose pattern matched it.
+
+    An opening clause stands for details worded by a version the catalog does not know. Where a
+    record's pattern matched a message that opens with its clause, the details are that record's
+    known wording: the other records with the same clause (the same error, worded otherwise) get
+    no opening-clause evidence from that message.
+    """
+    claimed: dict[int, set[str]] = {}
+    for item in pasted.raised:
+        claimed[id(item)] = {
+            clause.lower() for clause in set(hit_openings.values())
+            if any(opens_with(text, clause) for text in item.spellings)
+        }
+    return claimed
 
 
 def _open_database(path: Path) -> Matcher | None:

@@ -8,6 +8,12 @@
   by the record, while a look-alike ("Input and parameter tensors ..." against "Input and hidden
   tensors ...") brings a rare word the record does not explain. Quoted values (key, attribute and
   module names) that the other side lacks are left out of the sums: they are data, not wording.
+- opening clause: the pasted message starts with the record's opening clause (tokens.opening_clause:
+  the statement of the error, before the values its pattern leaves open), and goes on with details
+  of its own. Another library version words the details its own way ("..., but got index is on
+  cpu, different from other tensors on cuda:0 (when checking ...)" for "..., but found at least
+  two devices, cuda:0 and cpu!"); the whole pasted message then counts as explained (`covered` 1)
+  and the words score is what `present` finds of the record's wording.
 - class: the exception class agrees (errorClass, compared by its last dotted part). Weak: several
   errors changed class across library versions.
 
@@ -40,10 +46,11 @@ class Evidence:
     same_class: bool
     covered: float = 0.0  # share of the pasted message's words the record explains
     present: float = 0.0  # share of the record's wording found in the paste
+    opening: bool = False  # the pasted message starts with the record's opening clause
 
     @property
     def words(self) -> float:
-        return words_similarity(self.covered, self.present)
+        return words_similarity(1.0 if self.opening else self.covered, self.present)
 
     @property
     def score(self) -> float:
@@ -58,6 +65,20 @@ def same_class(pasted: str | None, recorded: str | None) -> bool:
     if not pasted or not recorded:
         return False
     return pasted.rsplit(".", 1)[-1] == recorded.rsplit(".", 1)[-1]
+
+
+def opens_with(text: str, clause: str) -> bool:
+    """Whether a pasted message starts with a record's opening clause, and the clause ends there too.
+
+    Case and runs of white space (a wrapped line) aside. After the clause comes the end of the
+    message or punctuation ("..., but got"), not more words of a longer clause ("... device type").
+    """
+    head = " ".join(text[: 4 * len(clause) + 64].split()).lower()
+    clause = clause.lower()
+    if not clause or not head.startswith(clause):
+        return False
+    rest = head[len(clause):].lstrip()
+    return not rest or rest[0] in ",;:.!?(-"
 
 
 def idf(df: int, n: int) -> float:

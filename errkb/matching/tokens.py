@@ -5,6 +5,9 @@ Two word notions, each used consistently on both sides of a comparison:
   pattern requires with the words of the paste; the same definition on both sides keeps it exact.
 - `terms`: `words` without stop words and numbers, a plural "s" dropped, each flagged when it sits
   inside quotes (quoted text in a message is usually a value: a key, an attribute, a module name).
+
+A pattern's *opening clause* (`opening_clause`) is the literal text it starts with, up to a comma,
+semicolon or colon, when values (wildcards) follow: the statement of the error before its details.
 """
 
 from __future__ import annotations
@@ -51,16 +54,80 @@ def terms(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+OPENING_TERMS = 4  # content terms an opening clause needs: a short one ("Input and", "The size of") says little
+_CLAUSE_END = ",;:"
+
 _BREAK = object()  # any text may stand here: a word next to it may be longer in the matched text
 _EDGE = object()  # ^, $, \b: the matched text has no word character here
 
 
-def analyse(pattern: str) -> tuple[set[str] | None, set[str] | None]:
-    """(required_words, literal_words) of a pattern, from one parse; (None, None) when it cannot be read."""
+def analyse(pattern: str) -> tuple[set[str] | None, set[str] | None, str | None]:
+    """(required_words, literal_words, opening_clause) of a pattern, from one parse; Nones when it cannot be read."""
     parsed = _parse(pattern)
     if parsed is None:
-        return None, None
-    return _required(parsed), _literals_of(parsed)
+        return None, None, None
+    return _required(parsed), _literals_of(parsed), _opening_of(parsed)
+
+
+def opening_clause(pattern: str) -> str | None:
+    """The literal clause a pattern opens with, when the pattern goes on with values; else None.
+
+    "Expected all tensors to be on the same device, but found at least two devices, [\\w:]+ and
+    [\\w:]+!" opens with "Expected all tensors to be on the same device". The clause must be plain
+    text up to its comma, semicolon or colon (no wildcard, group or alternative before it, no
+    sentence ending inside it), hold at least OPENING_TERMS content terms, and be followed, somewhere
+    in the rest of the pattern, by a value (a character class or a wildcard). A pattern that goes on
+    with a second sentence of fixed wording ("... a new one. This error indicates that ...") has no
+    opening clause: that wording tells its error from others that start alike.
+    """
+    parsed = _parse(pattern)
+    return None if parsed is None else _opening_of(parsed)
+
+
+def _opening_of(parsed) -> str | None:
+    items = list(parsed)
+    text: list[str] = []
+    for position, (op, av) in enumerate(items):
+        if position == 0 and op is sre_constants.AT:
+            continue  # ^ or \A
+        char = _literal_char(op, av)
+        if char is None or char in "\n!?":
+            return None
+        if char == "." and (position + 1 == len(items) or _literal_char(*items[position + 1]) in (None, " ")):
+            return None  # a sentence ends before any clause does
+        if char in _CLAUSE_END:
+            clause = " ".join("".join(text).split())
+            enough = len({term for term, _ in terms(clause)}) >= OPENING_TERMS
+            return clause if enough and _has_value(items[position + 1:]) else None
+        text.append(char)
+    return None
+
+
+def _literal_char(op, av) -> str | None:
+    if op is sre_constants.LITERAL:
+        return chr(av)
+    if op is sre_constants.IN and len(av) == 1 and av[0][0] is sre_constants.LITERAL:
+        return chr(av[0][1])
+    return None
+
+
+def _has_value(parsed) -> bool:
+    """Whether part of a parsed pattern matches variable text (a class, `.`, `\\d`), not only fixed wording."""
+    for op, av in parsed:
+        if _literal_char(op, av) is not None or op is sre_constants.AT:
+            continue
+        if op is sre_constants.SUBPATTERN:
+            if _has_value(av[-1]):
+                return True
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT):
+            if _has_value(av[2]):
+                return True
+        elif op is sre_constants.BRANCH:
+            if any(_has_value(branch) for branch in av[1]):
+                return True
+        else:  # IN, ANY, CATEGORY, NOT_LITERAL, ...
+            return True
+    return False
 
 
 def _parse(pattern: str):

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import matching as matcher
+from ..paste import clip
 
-MAX_INPUT = 200_000  # characters; a longer paste keeps its end, where the exception line is
+MAX_INPUT = 200_000  # characters; a longer paste keeps both ends and the exception lines between (paste.clip)
 
 
 @dataclass
@@ -22,6 +23,7 @@ class Match:
 class Answer:
     matches: list[Match]
     engine: str  # "errkb.matching", or why it failed
+    note: str | None = None  # what a long paste had left out
 
 
 def prepare(root: Path) -> str | None:
@@ -37,10 +39,10 @@ def prepare(root: Path) -> str | None:
 
 
 async def match(datasette, database: str, text: str) -> Answer:
-    text = text[-MAX_INPUT:]
+    clipped = clip(text, MAX_INPUT)
     db = datasette.get_database(database)
     try:
-        found = await asyncio.to_thread(matcher.match, text, root=Path(db.path).parent)
+        found = await asyncio.to_thread(matcher.match, clipped.text, root=Path(db.path).parent)
     except Exception as exc:  # shown on the page; browsing goes on
-        return Answer([], f"errkb.matching failed: {type(exc).__name__}: {exc}")
-    return Answer([Match(m.slug, m.score, m.why().split("; ")) for m in found], "errkb.matching")
+        return Answer([], f"errkb.matching failed: {type(exc).__name__}: {exc}", clipped.note())
+    return Answer([Match(m.slug, m.score, m.why().split("; ")) for m in found], "errkb.matching", clipped.note())
