@@ -25,6 +25,27 @@ def envelope_from_data(data, name: str) -> Envelope:
         raise InvalidInput(problems) from None
 
 
+# What a field's pattern asks for, in words (the regex itself is in the JSON Schema).
+EXPECTED_FORMS = {
+    "id": "16 lowercase hex digits",
+    "repo": "a GitHub repository as owner/name",
+    "slug": "kebab-case: lowercase letters and digits joined by single hyphens",
+    "filePath": "a relative path inside the repository (no leading /, no . or .. segments)",
+    "errorClass": "a class name, optionally dotted (ValueError, torch.OutOfMemoryError)",
+    "githubUrl": "https://github.com/{repo}/blob/{analyzedSha}/{filePath}#L{sourceCodeStart}-L{sourceCodeEnd}",
+    "tags": "a kebab-case tag",
+    "backgroundTag": "a kebab-case tag",
+    "analyzedSha": "a full 40-hex commit sha",
+    "analyzedAt": "an ISO 8601 time with a zone, e.g. 2026-08-27T03:36:54.287Z",
+    "datasetVersion": "an ISO 8601 time with a zone, e.g. 2026-08-27T08:17:20.692Z",
+}
+
+
+def _field(loc: tuple) -> str | None:
+    names = [part for part in loc if isinstance(part, str)]
+    return names[-1] if names else None
+
+
 def _problems(error: dict, name: str, is_envelope: bool):
     loc = tuple(error["loc"]) if is_envelope else tuple(error["loc"])[1:]
     if not is_envelope and error["loc"] == ("datasetVersion",):
@@ -42,6 +63,8 @@ def _problems(error: dict, name: str, is_envelope: bool):
         message = "missing required field"
     elif kind == "model_type" or kind == "model_attributes_type":
         message = f"found {found}, expected a JSON object"
+    elif kind == "string_pattern_mismatch" and _field(loc) in EXPECTED_FORMS:
+        message = f"found {found}, expected {EXPECTED_FORMS[_field(loc)]}"
     else:
         message = f"found {found}, expected: {error['msg']}"
     yield Problem(name, json_path(loc), message)

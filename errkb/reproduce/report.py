@@ -18,18 +18,18 @@ def progress_line(result, done: int, total: int) -> str:
 
 
 def table(results) -> str:
-    """One row per record; below it, the reason of every record not verified, and any drift."""
+    """One row per record; below it, in full, each failure's reason (and a skip's, if its row was cut), and any drift."""
     width = shutil.get_terminal_size((120, 24)).columns
     slug_width = max([len("record"), *(len(r.slug) for r in results)])
     header = f"{'record':<{slug_width}}  {'verdict':<14} {'seconds':>7}  details"
     lines = [header, "-" * min(len(header) + 40, width)]
+    notes = []
     for result in results:
         details = (result.variant or "") if result.verdict == "verified" else result.reason
         row = f"{result.slug:<{slug_width}}  {result.verdict:<14} {result.seconds:>7.1f}  {details}"
-        lines.append(row if len(row) <= width else row[: width - 3] + "...")
-    notes = []
-    for result in results:
-        if result.verdict != "verified":
+        cut = len(row) > width
+        lines.append(row[: width - 3] + "..." if cut else row)
+        if result.verdict not in ("verified", "skipped") or (result.verdict == "skipped" and cut):
             notes.append(f"{result.slug}: {result.verdict}: {result.reason}")
         if result.drift:
             notes.append(f"{result.slug}: drift: {result.drift}")
