@@ -263,3 +263,12 @@ def test_probe_counts_cuda_devices_with_torch():
 
     found = json.loads(subprocess.run([sys.executable, str(isolate.PROBE)], capture_output=True, check=True).stdout)
     assert found["torch"].startswith("2.") and found["cuda_device_count"] == len(found["cuda_devices"])
+
+
+def test_the_table_for_people_shows_what_was_proven(seeded):
+    result = run_cli("reproduce", SEED_SLUG, root=seeded[0])
+    assert result.exit_code == 0
+    assert f"{SEED_SLUG}: verified: ValueError at hanlp/components/taggers/tagger.py:37, hanlp 2.1.5" in result.stdout or (
+        "ValueError at hanlp/components/taggers/tagger.py:37, hanlp 2.1.5" in result.stdout
+    )
+    assert "1 record(s): 1 verified; ok" in result.stdout
