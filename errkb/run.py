@@ -9,9 +9,7 @@ fix and verification status. The command's exit status is kept (128+N when kille
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -23,6 +21,9 @@ from pathlib import Path
 import click
 
 from .catalog import last_run
+from .problems import InvalidInput
+from .store import record_path
+from .validate import load_envelope
 
 TAIL_BYTES = 256 * 1024  # per stream: a traceback is at the end
 CAUSE_CHARS = 700
@@ -69,13 +70,13 @@ def render(found, root: Path) -> str:
     rule = "-" * 72
     lines = ["", rule, f"errkb: this looks like `{best.slug}` (score {best.score:.2f}; {best.why()})"]
     if details:
-        lines += ["", "Cause:", textwrap.fill(_shorten(details["documentation"]), width=88, initial_indent="  ",
+        lines += ["", "Cause:", textwrap.fill(_shorten(details.documentation), width=88, initial_indent="  ",
                                               subsequent_indent="  ")]
         lines += ["", "Fix:"]
         lines += [textwrap.fill(s, width=88, initial_indent=f"  {i}. ", subsequent_indent="     ")
-                  for i, s in enumerate(details["solutions"], 1)]
-        if details.get("exampleFix"):
-            lines += ["", "Example fix:", textwrap.indent(details["exampleFix"], "    ")]
+                  for i, s in enumerate(details.solutions, 1)]
+        if details.exampleFix:
+            lines += ["", "Example fix:", textwrap.indent(details.exampleFix, "    ")]
     lines += ["", "Verification: " + verification(root, best.slug)]
     if len(found) > 1:
         lines += ["Also close: " + ", ".join(f"{m.slug} ({m.score:.2f})" for m in found[1:])]
@@ -90,29 +91,12 @@ def _shorten(text: str) -> str:
     return text[: cut + 1 if cut > 0 else CAUSE_CHARS] + " [...]"
 
 
-def record_details(root: Path, slug: str) -> dict | None:
-    """documentation, solutions and exampleFix of a record: from catalog.db, else records/<slug>.json."""
-    database = root / "catalog.db"
-    if database.is_file():
-        try:
-            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
-            try:
-                row = conn.execute(
-                    "SELECT documentation, solutions, exampleFix FROM records WHERE slug = ?", [slug]
-                ).fetchone()
-            finally:
-                conn.close()
-            if row:
-                return {"documentation": row[0], "solutions": json.loads(row[1]), "exampleFix": row[2]}
-        except (sqlite3.Error, ValueError):
-            pass
-    path = root / "records" / f"{slug}.json"
+def record_details(root: Path, slug: str):
+    """The record behind a match, from records/<slug>.json (the source of truth), or None."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return load_envelope(record_path(root, slug)).record
+    except InvalidInput:
         return None
-    record = data.get("record", data)
-    return {key: record.get(key) for key in ("documentation", "solutions", "exampleFix")}
 
 
 def verification(root: Path, slug: str) -> str:
@@ -134,7 +118,7 @@ def verification(root: Path, slug: str) -> str:
     text = f"{run.get('verdict')} on {run.get('started_at')} ({', '.join(where)})"
     if run.get("verdict") == "skipped" and run.get("reason"):
         text += f": {run['reason']}"
-    record = root / "records" / f"{slug}.json"
+    record = record_path(root, slug)
     if run.get("record_hash") and record.is_file() and run["record_hash"] != hashlib.sha256(record.read_bytes()).hexdigest():
         text += "; the record has changed since"
     return text
