@@ -34,7 +34,7 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
         columns.update(datasetVersion=str, contentHash=str, sourceFile=str, lastVerdict=str, lastVerifiedAt=str)
         db["records"].create(columns, pk="slug", not_null={"slug", "contentHash"})
         db["records"].enable_fts(FTS_COLUMNS, tokenize="porter", create_triggers=True)
-        for name in ["repo", "errorClass", "errorType", "severity", "lastVerdict"]:
+        for name in ["id", "repo", "errorClass", "errorType", "severity", "lastVerdict"]:
             db["records"].create_index([name])
     for table in ["solutions", "prevention_tips"]:
         if table not in db.table_names():

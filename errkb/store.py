@@ -63,7 +63,7 @@ def plan_add(root: Path, files: list[Path], replace: bool = False) -> list[tuple
     """Validate every file and decide what each would do; raise InvalidInput with every problem, write nothing."""
     problems: list[Problem] = []
     planned: dict[str, tuple[Path, Envelope]] = {}
-    ids: dict[str, str] | None = None  # id -> slug, read once, only when a file is valid
+    ids: IdOwners | None = None  # made only when a file is valid
     results = []
     for file in files:
         try:
@@ -77,8 +77,8 @@ def plan_add(root: Path, files: list[Path], replace: bool = False) -> list[tuple
             continue
         planned[slug] = (file, envelope)
         if ids is None:
-            ids = ids_in_catalog(root)
-        owner = ids.setdefault(envelope.record.id, slug)
+            ids = IdOwners(root)
+        owner = ids.claim(envelope.record.id, slug)
         if owner != slug:
             problems.append(Problem(str(file), "$.record.id", f"id {envelope.record.id!r} is already used by record {owner!r}; expected a new id"))
             continue
@@ -118,18 +118,32 @@ def add_files(root: Path, files: list[Path], replace: bool = False) -> list[AddR
     return [result for _, result in plan]
 
 
-def ids_in_catalog(root: Path) -> dict[str, str]:
-    """id -> slug of the records in the catalog: from catalog.db when it has them, else from records/."""
-    database = root / DATABASE_FILE
-    if database.is_file():
-        try:
-            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+class IdOwners:
+    """Which record uses an id: asked of catalog.db (indexed) when it has the records, else read from records/."""
+
+    def __init__(self, root: Path):
+        self.claimed: dict[str, str] = {}
+        self.conn = None
+        database = root / DATABASE_FILE
+        if database.is_file():
             try:
-                return dict(conn.execute("select id, slug from records"))
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            pass
+                self.conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+                self.conn.execute("select id, slug from records limit 1")
+            except sqlite3.Error:
+                self.conn = None
+        if self.conn is None:
+            self.claimed = _ids_in_files(root)
+
+    def claim(self, record_id: str, slug: str) -> str:
+        """The slug that owns `record_id` once `slug` claims it: `slug` itself unless another record has it."""
+        if record_id not in self.claimed and self.conn is not None:
+            row = self.conn.execute("select slug from records where id = ?", [record_id]).fetchone()
+            if row:
+                self.claimed[record_id] = row[0]
+        return self.claimed.setdefault(record_id, slug)
+
+
+def _ids_in_files(root: Path) -> dict[str, str]:
     ids = {}
     for path in record_files(root):
         try:
