@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
@@ -12,7 +11,7 @@ import sqlite_utils
 
 from .model import Envelope, Record
 from .problems import InvalidInput, Problem
-from .store import DATABASE_FILE, RECORDS_DIR, record_files
+from .store import DATABASE_FILE, RECORDS_DIR, content_hash, file_hash, record_files
 from .validate import envelope_from_data
 from .jsonfile import parse_json
 
@@ -121,7 +120,7 @@ def build(root: Path, full: bool = False) -> BuildReport:
             seen = set()
             for path in files:
                 raw = path.read_bytes()
-                digest = hashlib.sha256(raw).hexdigest()
+                digest = content_hash(raw)
                 slug = path.stem
                 seen.add(slug)
                 if known.get(slug) == digest:
@@ -254,7 +253,7 @@ def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
             upsert_records(
                 db,
                 [
-                    (envelope, hashlib.sha256(path.read_bytes()).hexdigest(), path.relative_to(root).as_posix())
+                    (envelope, file_hash(path), path.relative_to(root).as_posix())
                     for envelope, path in envelopes
                 ],
             )

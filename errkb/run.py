@@ -8,7 +8,6 @@ fix and verification status. The command's exit status is kept (128+N when kille
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import click
 
 from .catalog import last_run
 from .problems import InvalidInput
-from .store import record_path
+from .store import file_hash, record_path
 from .validate import load_envelope
 
 TAIL_BYTES = 256 * 1024  # per stream: a traceback is at the end
@@ -118,8 +117,8 @@ def verification(root: Path, slug: str) -> str:
     text = f"{run.get('verdict')} on {run.get('started_at')} ({', '.join(where)})"
     if run.get("verdict") == "skipped" and run.get("reason"):
         text += f": {run['reason']}"
-    record = record_path(root, slug)
-    if run.get("record_hash") and record.is_file() and run["record_hash"] != hashlib.sha256(record.read_bytes()).hexdigest():
+    current = file_hash(record_path(root, slug))
+    if run.get("record_hash") and current and run["record_hash"] != current:
         text += "; the record has changed since"
     return text
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -145,14 +146,36 @@ class IdOwners:
 
 def _ids_in_files(root: Path) -> dict[str, str]:
     ids = {}
-    for path in record_files(root):
+    for record in raw_records(root / RECORDS_DIR):
         try:
-            data = json.loads(path.read_bytes())
-            record = data.get("record", data)
             ids[record["id"]] = record["slug"]
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (KeyError, TypeError):
             continue  # an invalid file is errkb validate's business, not add's
     return ids
+
+
+def raw_records(folder: Path):
+    """The record dicts of the JSON files in a folder, unvalidated; unreadable files are skipped.
+
+    For quick lookups that must not fail on a bad file; everything that trusts a record validates it.
+    """
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        record = data.get("record", data) if isinstance(data, dict) else None
+        if isinstance(record, dict):
+            yield record
+
+
+def content_hash(raw: bytes) -> str:
+    """The hash of a record file's bytes: what builds compare and what reproduction runs remember."""
+    return hashlib.sha256(raw).hexdigest()
+
+
+def file_hash(path: Path) -> str | None:
+    return content_hash(path.read_bytes()) if path.is_file() else None
 
 
 def is_safe_slug(slug: str) -> bool:

@@ -16,12 +16,12 @@ Tables (in catalog.db, next to `records`; or in memory when matching straight fr
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..store import raw_records
 from .tokens import analyse, required_words, terms
 
 VERSION = "5"
@@ -73,12 +73,10 @@ class Entry:
 def entries_from_folder(folder: Path) -> list[Entry]:
     """Records read straight from JSON files (envelope or bare record); unreadable files are skipped."""
     out = []
-    for path in sorted(folder.glob("*.json")):
+    for record in raw_records(folder):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            record = data.get("record", data)
             out.append(Entry(record["slug"], record["errorMessage"], record["messagePattern"], record.get("errorClass")))
-        except (ValueError, KeyError, TypeError, AttributeError, OSError):
+        except KeyError:
             continue
     return out
 

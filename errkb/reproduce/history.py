@@ -4,14 +4,13 @@ later and keeps the runs (and copies each record's last verdict onto it)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import sqlite_utils
 
 from .. import catalog
-from ..store import record_path
+from ..store import file_hash, record_path
 
 
 def open_history(root: Path) -> sqlite_utils.Database:
@@ -46,8 +45,7 @@ def run_row(result, record_hash: str | None = None) -> dict:
 
 def store(db: sqlite_utils.Database, result, root: Path) -> None:
     """One run, with the hash of the record file it was judged against (a later edit makes it stale)."""
-    path = record_path(root, result.slug)
-    record_hash = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    record_hash = file_hash(record_path(root, result.slug))
     with db.atomic():
         db[catalog.RUNS_TABLE].insert(run_row(result, record_hash), alter=True)
 
