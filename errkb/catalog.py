@@ -14,11 +14,14 @@ from .problems import InvalidInput, Problem
 from .store import DATABASE_FILE, RECORDS_DIR, content_hash, file_hash, record_files
 from .validate import envelope_from_data
 from .jsonfile import parse_json
+from . import runs
+from .runs import RUNS_TABLE, last_run, runs_by_slug, verdict_columns  # noqa: F401 (part of this module's interface)
+from .runs import ensure_table as ensure_runs_table
+from .runs import refresh_records as refresh_last_verdicts
 
 FTS_COLUMNS = ["errorMessage", "documentation", "triggerScenarios", "commonSituations", "solutions"]
 LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
 RECORD_TABLES = ["record_tags", "tags", "prevention_tips", "solutions", "records"]
-RUNS_TABLE = "reproduction_runs"
 
 
 def open_db(root: Path) -> sqlite_utils.Database:
@@ -30,11 +33,13 @@ def open_db(root: Path) -> sqlite_utils.Database:
 def ensure_schema(db: sqlite_utils.Database) -> None:
     if "records" not in db.table_names():
         columns = {name: _sql_type(info.annotation) for name, info in Record.model_fields.items()}
-        columns.update(datasetVersion=str, contentHash=str, sourceFile=str, lastVerdict=str, lastVerifiedAt=str)
+        columns.update(datasetVersion=str, contentHash=str, sourceFile=str, lastVerdict=str, lastVerifiedAt=str, verifiedOn=str)
         db["records"].create(columns, pk="slug", not_null={"slug", "contentHash"})
         db["records"].enable_fts(FTS_COLUMNS, tokenize="porter", create_triggers=True)
         for name in ["id", "repo", "errorClass", "errorType", "severity", "lastVerdict"]:
             db["records"].create_index([name])
+    elif "verifiedOn" not in db["records"].columns_dict:
+        db["records"].add_column("verifiedOn", str)
     for table in ["solutions", "prevention_tips"]:
         if table not in db.table_names():
             db[table].create(
@@ -54,21 +59,6 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
     ensure_runs_table(db)
 
 
-def ensure_runs_table(db: sqlite_utils.Database) -> None:
-    """Reproduction history. Not derived from records/, so builds (even --full) keep it."""
-    if RUNS_TABLE not in db.table_names():
-        db[RUNS_TABLE].create(
-            {
-                "id": int, "slug": str, "record_hash": str, "verdict": str, "reason": str, "variant": str, "drift": str,
-                "started_at": str, "seconds": float, "python": str, "torch": str, "library": str,
-                "library_version": str, "packages": str, "cuda_device_count": int, "cuda_devices": str,
-                "host": str, "platform": str, "stages": str,
-            },
-            pk="id",
-        )
-        db[RUNS_TABLE].create_index(["slug", "started_at"])
-
-
 def _sql_type(annotation) -> type:
     text = str(annotation)
     if "int" in text and "str" not in text and "list" not in text:
@@ -80,13 +70,14 @@ def record_row(envelope: Envelope, content_hash: str, source_file: str, verdicts
     row = envelope.record.model_dump()
     for name in LIST_COLUMNS:
         row[name] = json.dumps(row[name], ensure_ascii=False)
-    last_verdict, last_verified_at = verdict_columns(verdicts.get(row["slug"], []), content_hash)
+    last_verdict, last_verified_at, verified_on = verdict_columns(verdicts.get(row["slug"], []), content_hash)
     row.update(
         datasetVersion=envelope.datasetVersion,
         contentHash=content_hash,
         sourceFile=source_file,
         lastVerdict=last_verdict,
         lastVerifiedAt=last_verified_at,
+        verifiedOn=verified_on,
     )
     return row
 
@@ -144,6 +135,7 @@ def build(root: Path, full: bool = False) -> BuildReport:
             upsert_records(db, [(env, digest, path.relative_to(root).as_posix()) for env, digest, path in upserts])
             if report.changed:
                 _drop_unused_tags(db)
+            runs.sync(db, root)
     finally:
         db.close()
     return report
@@ -205,45 +197,6 @@ def _drop_record_tables(db: sqlite_utils.Database) -> None:
             db[name].drop()
 
 
-def verdict_columns(runs: list[dict], content_hash: str | None) -> tuple[str | None, str | None]:
-    """(lastVerdict, lastVerifiedAt) of a record from its runs.
-
-    Only runs of the record as it is now count (runs store the hash of the file they judged; rows
-    without one count too). A skipped run says nothing about the record, so it is the last verdict only
-    when no run got further.
-    """
-    current = [r for r in runs if r.get("record_hash") in (None, content_hash)]
-    if not current:
-        return None, None
-    latest = max(current, key=lambda r: (r["verdict"] != "skipped", r["started_at"] or "", r["id"] or 0))
-    verified = [r["started_at"] for r in current if r["verdict"] == "verified" and r["started_at"]]
-    return latest["verdict"], max(verified, default=None)
-
-
-def runs_by_slug(db: sqlite_utils.Database, slugs: list[str] | None = None) -> dict[str, list[dict]]:
-    if RUNS_TABLE not in db.table_names():
-        return {}
-    columns = "id, slug, verdict, started_at" + (", record_hash" if "record_hash" in db[RUNS_TABLE].columns_dict else "")
-    runs: dict[str, list[dict]] = {}
-    for start in range(0, len(slugs), 500) if slugs else [None]:
-        part = slugs[start : start + 500] if slugs else None
-        where = f" where slug in ({', '.join('?' * len(part))})" if part else ""
-        for row in db.query(f"select {columns} from {RUNS_TABLE}{where}", part or []):
-            runs.setdefault(row["slug"], []).append(row)
-    return runs
-
-
-def refresh_last_verdicts(db: sqlite_utils.Database, slugs: list[str] | None = None) -> None:
-    """Copy each record's verdict onto its row, for facets (after `errkb reproduce`); default: every record."""
-    slugs = slugs or [row[0] for row in db.execute("select slug from records")]
-    runs = runs_by_slug(db, slugs)
-    for slug in slugs:
-        row = db.execute("select contentHash from records where slug = ?", [slug]).fetchone()
-        if row:
-            verdict, verified_at = verdict_columns(runs.get(slug, []), row[0])
-            db.execute("update records set lastVerdict = ?, lastVerifiedAt = ? where slug = ?", [verdict, verified_at, slug])
-
-
 def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
     """After `errkb add`: upsert the given records into an existing catalog.db."""
     db = open_db(root)
@@ -259,25 +212,3 @@ def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
             )
     finally:
         db.close()
-
-
-def last_run(root: Path, slug: str) -> dict | None:
-    """The latest reproduction run of a record that got further than `skipped` (else the latest skipped
-    one), or None (also without catalog.db or its runs table)."""
-    path = root / DATABASE_FILE
-    if not path.is_file():
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        conn.row_factory = sqlite3.Row
-        try:
-            row = conn.execute(
-                f"select * from {RUNS_TABLE} where slug = ? "
-                "order by verdict = 'skipped', started_at desc, id desc limit 1",
-                [slug],
-            ).fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:  # no runs table yet, or an unreadable file
-        return None
-    return dict(row) if row else None

@@ -4,15 +4,19 @@ batch norm needs more than one value per channel to compute a batch variance, an
 torch.nn.functional.batch_norm checks this up front (_verify_batch_size), raising "Expected more than 1
 value per channel when training, got input size torch.Size([1, 8])". The same check fires for a single
 sample pushed through a model still in train mode, and, on multi-GPU machines, when nn.DataParallel
-splits a small batch so that one replica gets one sample (not run here: it needs several GPUs). fix()
-trains the same epoch with drop_last=True (every step runs, losses are finite) and runs single-sample
-inference after model.eval(), where the running statistics are used and the result equals the
-batched result for that sample.
+splits a small batch so that one replica gets one sample (not run here: it needs several GPUs). The
+demonstrations train the same epoch with drop_last=True (every step runs, losses are finite) and run
+single-sample inference after model.eval(), where the running statistics are used and the result equals
+the batched result for that sample; the record's exampleFix and validationCode run from its own text.
 """
 
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "drop_last", 2: "eval_mode"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 
 import math
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -47,14 +51,17 @@ def trigger():
     _train_one_epoch(_model(), loader)  # ValueError on the last batch
 
 
-def fix():
-    model = _model()
-    # Fix 1: drop the incomplete last batch while training.
+def drop_last():
+    """Solution 1: drop the incomplete last batch while training."""
     loader = DataLoader(_dataset(), batch_size=4, drop_last=True)
-    losses = _train_one_epoch(model, loader)
+    losses = _train_one_epoch(_model(), loader)
     assert len(losses) == 2 and all(math.isfinite(v) for v in losses)
 
-    # Fix 2: single-sample inference in eval mode (running statistics instead of batch statistics).
+
+def eval_mode():
+    """Solution 2: single-sample inference in eval mode (running statistics instead of batch statistics)."""
+    model = _model()
+    _train_one_epoch(model, DataLoader(_dataset(), batch_size=4, drop_last=True))
     model.eval()
     x_all, _ = _dataset().tensors
     with torch.no_grad():
@@ -62,3 +69,22 @@ def fix():
         single = model(x_all[:1])
     assert single.shape == (1, 2)
     assert torch.allclose(single, batched[:1], atol=1e-6)
+
+
+def example_fix():
+    """The record's exampleFix, its "after" part, on the trigger's data and model."""
+    model = _model()
+    dataset = _dataset()
+    x, _ = dataset.tensors
+    names = record.run("exampleFix", {"DataLoader": DataLoader, "dataset": dataset, "model": model, "torch": torch, "x": x}, section="after")
+    model.train()
+    losses = _train_one_epoch(model, names["loader"])
+    assert len(losses) == 2 and all(math.isfinite(v) for v in losses)
+    assert names["y"].shape == (1, 2)
+
+
+def guard():
+    """validationCode flags the trigger's training setup and passes the same setup in eval mode."""
+    model, dataset = _model(), _dataset()
+    assert not record.check("validationCode", {"model": model.train(), "dataset": dataset, "batch_size": 4})
+    assert record.check("validationCode", {"model": model.eval(), "dataset": dataset, "batch_size": 4})

@@ -16,10 +16,11 @@ VERIFIED = "verified"
 NOT_REPRODUCED = "not-reproduced"
 WRONG_ERROR = "wrong-error"
 FIX_FAILED = "fix-failed"
+CLAIM_FAILED = "claim-failed"
 SKIPPED = "skipped"
 TIMEOUT = "timeout"
 CRASHED = "crashed"
-VERDICTS = (VERIFIED, NOT_REPRODUCED, WRONG_ERROR, FIX_FAILED, SKIPPED, TIMEOUT, CRASHED)
+VERDICTS = (VERIFIED, NOT_REPRODUCED, WRONG_ERROR, FIX_FAILED, CLAIM_FAILED, SKIPPED, TIMEOUT, CRASHED)
 
 NATIVE_SUFFIXES = (".cpp", ".cc", ".cu", ".cuh", ".h", ".hpp", ".c")
 # PyTorch appends these to C++ errors (with TORCH_SHOW_CPP_STACKTRACES=1) and to TORCH_WARN warnings.

@@ -1,14 +1,18 @@
-"""The reproduction contract: read `NEEDS` without importing the file, and say why this machine cannot run it.
+"""The reproduction contract: read it without importing the file, and say why this machine cannot run it.
 
     NEEDS = {"packages": {"hanlp": "==2.1.5"}, "cuda_devices": 0, "timeout_s": 120}
-    def trigger(): ...   # raises the documented error (or emits the documented warning) inside the library
-    def fix(): ...       # applies the documented fix and asserts it works
+    SOLUTIONS = {1: "single_device", 2: "crf_off"}       # record solution number -> its demonstration
+    CODE = {"exampleFix": "example_fix", "validationCode": "guard"}  # record code field -> the stage that runs it
+    def trigger(): ...        # raises the documented error (or emits the documented warning) inside the library
+    def single_device(): ...  # applies exactly solution 1 to the trigger's situation and asserts it works
+
+Each demonstration and each code stage runs in a fresh process of its own; a code stage executes the record's
+own text through the `errkb_record` module the runner provides (see errkb_record.py).
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.metadata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +20,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 NEEDS_KEYS = {"packages", "cuda_devices", "timeout_s"}
 DEFAULT_TIMEOUT_S = 120.0
-STAGES = ("trigger", "fix")
+CODE_FIELDS = ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern")
 
 
 class ContractError(ValueError):
@@ -30,29 +34,111 @@ class Needs:
     timeout_s: float = DEFAULT_TIMEOUT_S
 
 
+@dataclass(frozen=True)
+class Claim:
+    """One thing a record says that its reproduction demonstrates in a stage of its own."""
+
+    kind: str  # "solution" or a code field name
+    index: int | None  # the solution's number (1-based), None for a code field
+    function: str  # the reproduction's function that demonstrates it
+
+    @property
+    def label(self) -> str:
+        return f"solution {self.index}" if self.kind == "solution" else self.kind
+
+
+@dataclass(frozen=True)
+class Contract:
+    needs: Needs
+    claims: tuple[Claim, ...]
+
+    @property
+    def solution_count(self) -> int:
+        return sum(claim.kind == "solution" for claim in self.claims)
+
+    @property
+    def code_fields(self) -> set[str]:
+        return {claim.kind for claim in self.claims if claim.kind != "solution"}
+
+
 def read_needs(path: Path) -> Needs:
-    """Parse `NEEDS` (a literal) and check `trigger` and `fix` are defined at top level, importing nothing."""
+    return read_contract(path).needs
+
+
+def read_contract(path: Path) -> Contract:
+    """Parse `NEEDS`, `SOLUTIONS` and `CODE` (literals) and check every function they name exists, importing nothing."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         raise ContractError(f"cannot parse {path.name}: {exc}") from None
-    needs_node, functions = None, set()
+    literals, functions = {}, set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.add(node.name)
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == "NEEDS" for t in targets):
-            needs_node = node.value
-    missing = [name for name in STAGES if name not in functions]
-    if missing:
-        raise ContractError(f"no top-level def {', '.join(name + '()' for name in missing)}")
-    if needs_node is None:
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in ("NEEDS", "SOLUTIONS", "CODE"):
+                literals[target.id] = node.value
+    if "trigger" not in functions:
+        raise ContractError("no top-level def trigger()")
+    if "NEEDS" not in literals:
         raise ContractError("no top-level NEEDS = {...}")
+    if "SOLUTIONS" not in literals:
+        raise ContractError("no top-level SOLUTIONS = {1: \"function\", ...} (one demonstration per solution)")
+    needs = needs_from_value(_literal(literals["NEEDS"], "NEEDS"))
+    claims = [
+        *solution_claims(_literal(literals["SOLUTIONS"], "SOLUTIONS")),
+        *code_claims(_literal(literals["CODE"], "CODE") if "CODE" in literals else {}),
+    ]
+    missing = sorted({claim.function for claim in claims} - functions)
+    if missing:
+        raise ContractError(f"no top-level def {', '.join(name + '()' for name in missing)} (named in SOLUTIONS/CODE)")
+    return Contract(needs, tuple(claims))
+
+
+def _literal(node: ast.AST, name: str):
     try:
-        value = ast.literal_eval(needs_node)
+        return ast.literal_eval(node)
     except ValueError:
-        raise ContractError("NEEDS must be a literal dict (no names or calls)") from None
-    return needs_from_value(value)
+        raise ContractError(f"{name} must be a literal dict (no names or calls)") from None
+
+
+def solution_claims(value) -> list[Claim]:
+    if not isinstance(value, dict) or not value:
+        raise ContractError("SOLUTIONS must be a non-empty dict {solution number: function name}")
+    numbers = sorted(value) if all(isinstance(k, int) and not isinstance(k, bool) for k in value) else None
+    if numbers != list(range(1, len(value) + 1)):
+        raise ContractError(f"SOLUTIONS keys must be the solution numbers 1..{len(value)}, got {sorted(map(repr, value))}")
+    if not all(isinstance(v, str) and v.isidentifier() for v in value.values()):
+        raise ContractError("SOLUTIONS values must be function names")
+    return [Claim("solution", number, value[number]) for number in numbers]
+
+
+def code_claims(value) -> list[Claim]:
+    if not isinstance(value, dict):
+        raise ContractError("CODE must be a dict {record code field: function name}")
+    unknown = sorted(map(str, set(value) - set(CODE_FIELDS)))
+    if unknown:
+        raise ContractError(f"CODE has unknown field(s) {', '.join(unknown)}; expected some of {', '.join(CODE_FIELDS)}")
+    if not all(isinstance(v, str) and v.isidentifier() for v in value.values()):
+        raise ContractError("CODE values must be function names")
+    return [Claim(name, None, value[name]) for name in CODE_FIELDS if name in value]
+
+
+def contract_problems(contract: Contract, record) -> list[str]:
+    """How the reproduction's claims disagree with what the record says (empty when every claim has its stage)."""
+    problems = []
+    if contract.solution_count != len(record.solutions):
+        problems.append(
+            f"the record has {len(record.solutions)} solution(s), the reproduction demonstrates "
+            f"{contract.solution_count} (SOLUTIONS)"
+        )
+    present = {name for name in CODE_FIELDS if getattr(record, name, None)}
+    for name in sorted(present - contract.code_fields):
+        problems.append(f"the record has {name}, the reproduction does not run it (no CODE entry)")
+    for name in sorted(contract.code_fields - present):
+        problems.append(f"CODE runs {name}, but the record has none")
+    return problems
 
 
 def needs_from_value(value) -> Needs:
@@ -85,21 +171,11 @@ def missing_hardware(needs: Needs, cuda_device_count: int) -> str | None:
     return None
 
 
-def installed_versions(names) -> dict[str, str | None]:
-    versions = {}
-    for name in names:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
-
-
-def missing_packages(needs: Needs) -> list[str]:
-    """E.g. ["needs hanlp==2.1.5, found 2.1.4", "needs pytorch-crf, not installed"]."""
+def missing_packages(needs: Needs, versions: dict[str, str | None]) -> list[str]:
+    """E.g. ["needs hanlp==2.1.5, found 2.1.4", "needs pytorch-crf, not installed"], from the environment's versions."""
     problems = []
-    for name, version in installed_versions(needs.packages).items():
-        spec = needs.packages[name]
+    for name, spec in needs.packages.items():
+        version = versions.get(name)
         if version is None:
             problems.append(f"needs {name}{spec}, not installed")
         elif not SpecifierSet(spec).contains(version, prereleases=True):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import signal
@@ -54,9 +53,12 @@ def stage_environment(native: bool, threads: int | None) -> dict[str, str]:
     return env
 
 
-def run_stage(path: Path, stage: str, timeout_s: float, env: dict[str, str]) -> StageRun:
-    """Run `stage` of the reproduction at `path` in a fresh interpreter, in a scratch working directory."""
-    command = [sys.executable, str(RUNNER), str(path.resolve()), stage]
+def run_stage(
+    path: Path, stage: str, timeout_s: float, env: dict[str, str], python: str | None = None, code_path: Path | None = None
+) -> StageRun:
+    """Run the function `stage` of the reproduction at `path` in a fresh interpreter (`python`, default this one),
+    in a scratch working directory, with the record's code fields from `code_path`."""
+    command = [python or sys.executable, str(RUNNER), str(path.resolve()), stage, *([str(code_path)] if code_path else [])]
     with tempfile.TemporaryDirectory(prefix=f"errkb-{stage}-") as scratch:
         started = time.perf_counter()
         # A new session, so that a timeout kills the stage's own children too.
@@ -84,24 +86,12 @@ def run_stage(path: Path, stage: str, timeout_s: float, env: dict[str, str]) -> 
     return StageRun(stage, "completed", seconds, result, process.returncode, _tail(err))
 
 
-# Without one of these, no CUDA (or ROCm, or WSL) device can be reached, so torch would count none.
-GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia", "/dev/kfd", "/dev/dxg")
-
-
-def probe_hardware(timeout_s: float = 300) -> dict:
-    """CUDA device count and names, and torch's version, from one subprocess (the parent never imports torch).
-
-    On a Linux machine with no GPU device files the answer is known without it (importing torch costs ~2 s).
-    """
-    if sys.platform.startswith("linux") and not any(os.path.exists(path) for path in GPU_DEVICE_FILES):
-        try:
-            version = importlib.metadata.version("torch")
-        except importlib.metadata.PackageNotFoundError:
-            version = None
-        return {"torch": version, "cuda_device_count": 0, "cuda_devices": [], "cuda_version": None, "error": None}
+def probe_environment(python: str | None = None, wanted: list[str] = (), timeout_s: float = 300) -> dict:
+    """What the Python environment offers (versions, package folders, CUDA devices), from one subprocess of
+    that interpreter (the parent never imports torch). `wanted`: "package=distribution" items to locate."""
     try:
         done = subprocess.run(
-            [sys.executable, str(PROBE)], capture_output=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+            [python or sys.executable, str(PROBE), *wanted], capture_output=True, timeout=timeout_s, stdin=subprocess.DEVNULL
         )
         found = _parse(done.stdout)
         if found is not None:
@@ -109,7 +99,10 @@ def probe_hardware(timeout_s: float = 300) -> dict:
         error = f"probe failed ({done.returncode}): {_tail(done.stderr)[-300:]}"
     except subprocess.TimeoutExpired:
         error = f"probe ran past {timeout_s:.0f} s"
-    return {"torch": None, "cuda_device_count": 0, "cuda_devices": [], "cuda_version": None, "error": error}
+    except OSError as exc:
+        error = f"cannot run {python}: {exc}"
+    return {"torch": None, "cuda_device_count": 0, "cuda_devices": [], "cuda_version": None, "error": error,
+            "packages": {}, "locations": {}}
 
 
 def kill_running() -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import os
 from dataclasses import dataclass
+
+from .probe import location_of, version_of
 
 # record repo -> (top-level import package, distribution name for its version, or None for the standard library)
 LIBRARIES: dict[str, tuple[str, str | None]] = {
@@ -39,26 +39,26 @@ class Library:
         return os.path.relpath(os.path.realpath(filename), os.path.dirname(self.location)).replace(os.sep, "/")
 
 
-def resolve(repo: str) -> Library | None:
+def resolve(repo: str, probed: dict | None = None) -> Library | None:
     """The installed library for a record's repo, or None when the table does not know the repo.
 
-    Finds the package folder without importing it (importlib.util.find_spec on a top-level name runs no code).
+    `probed`: an environment's probe answer (its package folders and versions); without it, this interpreter's,
+    found without importing the package.
     """
     if repo not in LIBRARIES:
         return None
     package, distribution = LIBRARIES[repo]
-    location = None
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None:
-        if spec.submodule_search_locations:
-            location = os.path.realpath(list(spec.submodule_search_locations)[0])
-        elif spec.origin and os.path.isfile(spec.origin):
-            location = os.path.realpath(spec.origin)
-    try:
-        version = importlib.metadata.version(distribution) if distribution else None
-    except importlib.metadata.PackageNotFoundError:
-        version = None
+    if probed is not None:
+        location = (probed.get("locations") or {}).get(package)
+        version = (probed.get("packages") or {}).get(distribution) if distribution else None
+    else:
+        location = location_of(package)
+        version = version_of(distribution) if distribution else None
     return Library(repo, package, distribution, location, version)
+
+
+def probe_items(extra_distributions=()) -> list[str]:
+    """What to ask an environment's probe: every known library's folder and version, and other distributions' versions."""
+    items = [f"{package}={distribution or ''}" for package, distribution in LIBRARIES.values()]
+    known = {distribution for _, distribution in LIBRARIES.values()}
+    return items + [f"={name}" for name in sorted(set(extra_distributions) - known)]

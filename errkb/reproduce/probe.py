@@ -1,31 +1,95 @@
-"""Probe the hardware once per `errkb reproduce` run, in a subprocess, so the parent never imports torch.
+"""Probe a Python environment once per `errkb reproduce` run, in a subprocess, so the parent never imports torch.
 
-    python errkb/reproduce/probe.py   ->  {"torch": "2.13.0+cpu", "cuda_device_count": 0, "cuda_devices": [], ...}
+    python errkb/reproduce/probe.py [PACKAGE=DISTRIBUTION ...]
+      ->  {"torch": "2.13.0+cpu", "cuda_device_count": 0, "cuda_devices": [], "packages": {...}, "locations": {...}}
+
+It runs under the interpreter whose environment is probed (this one, or a `--with` environment's), so the
+versions and package folders it reports are the ones the stages will import. Standard library only.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
+import os
+import platform
 import sys
 
+# Without one of these, no CUDA (or ROCm, or WSL) device can be reached, so torch would count none.
+GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia", "/dev/kfd", "/dev/dxg")
 
-def probe() -> dict:
-    found = {"torch": None, "cuda_device_count": 0, "cuda_devices": [], "cuda_version": None, "error": None}
+
+def version_of(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def location_of(package: str) -> str | None:
+    """The real path of an installed package folder (or single-module file), found without importing it."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return os.path.realpath(list(spec.submodule_search_locations)[0])
+    if spec.origin and os.path.isfile(spec.origin):
+        return os.path.realpath(spec.origin)
+    return None
+
+
+def cpu_name() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def gpus(found: dict) -> None:
+    """CUDA device count and names. On Linux without GPU device files the answer is known without importing
+    torch (which costs ~2 s)."""
+    if sys.platform.startswith("linux") and not any(os.path.exists(path) for path in GPU_DEVICE_FILES):
+        return
     try:
         import torch
     except ImportError:
-        return found
-    found["torch"] = torch.__version__
+        return
     found["cuda_version"] = torch.version.cuda
     try:
         count = torch.cuda.device_count()
         found["cuda_device_count"] = count
         found["cuda_devices"] = [torch.cuda.get_device_name(i) for i in range(count)]
+        found["cudnn_version"] = torch.backends.cudnn.version() if count else None
     except Exception as exc:  # a broken driver counts as no device, and says why
         found["error"] = f"{type(exc).__name__}: {exc}"
         found["cuda_device_count"], found["cuda_devices"] = 0, []
+
+
+def probe(wanted: list[str]) -> dict:
+    found = {
+        "torch": version_of("torch"), "cuda_device_count": 0, "cuda_devices": [], "cuda_version": None,
+        "cudnn_version": None, "error": None, "python": platform.python_version(), "platform": platform.platform(),
+        "cpu": cpu_name(), "cpu_count": os.cpu_count(), "packages": {}, "locations": {},
+    }
+    for item in wanted:
+        package, _, distribution = item.partition("=")
+        found["locations"][package] = location_of(package)
+        if distribution:
+            found["packages"][distribution] = version_of(distribution)
+    gpus(found)
     return found
 
 
 if __name__ == "__main__":
-    sys.stdout.write(json.dumps(probe()))
+    # Run as a script, Python put this folder first on sys.path; errkb's modules must not shadow anything.
+    if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]
+    sys.stdout.write(json.dumps(probe(sys.argv[1:])))

@@ -1,6 +1,9 @@
 """The subprocess side of `errkb reproduce`: run one stage of one reproduction, print one JSON result.
 
-    python errkb/reproduce/runner.py REPRODUCTION.py trigger|fix
+    python errkb/reproduce/runner.py REPRODUCTION.py FUNCTION [RECORD_CODE.json]
+
+FUNCTION is `trigger` or a demonstration named in the reproduction's SOLUTIONS / CODE. RECORD_CODE.json holds
+the record's code fields, which the stage runs through the `errkb_record` module (errkb_record.py).
 
 Standard library only, and run by file path rather than `-m errkb...`, so that a stage pays for no errkb import
 (pydantic alone costs ~0.2 s). Whatever the stage prints goes to stderr; stdout carries only the JSON result.
@@ -101,16 +104,43 @@ def variant_local(exc: BaseException, function) -> str | None:
     return None
 
 
-def load_module(path: str):
-    spec = importlib.util.spec_from_file_location("errkb_reproduction", path)
+def load_module(path: str, name: str = "errkb_reproduction"):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def run_stage(path: str, stage: str) -> dict:
+def load_record_code(code_path: str | None):
+    """Provide `errkb_record` to the reproduction, holding the record's code fields."""
+    module = load_module(os.path.join(os.path.dirname(os.path.abspath(__file__)), "errkb_record.py"), "errkb_record")
+    module.describe = lambda exc: describe_exception(exc, "call")
+    if code_path:
+        with open(code_path, encoding="utf-8") as handle:
+            module.load(json.load(handle))
+    return module
+
+
+def torch_facts() -> dict | None:
+    """The build the stage ran against, when it imported torch (asking costs nothing then)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    facts = {"version": getattr(torch, "__version__", None)}
+    version = getattr(torch, "version", None)
+    facts["git_version"] = getattr(version, "git_version", None)
+    facts["cuda"] = getattr(version, "cuda", None)
+    try:
+        facts["cudnn"] = torch.backends.cudnn.version() if facts["cuda"] else None
+    except Exception:
+        facts["cudnn"] = None
+    return facts
+
+
+def run_stage(path: str, stage: str, code_path: str | None = None) -> dict:
     result = {"stage": stage, "outcome": None, "variant": None, "call_seconds": None, "exception": None}
+    record_code = load_record_code(code_path)
     collector = WarningCollector()
     with warnings.catch_warnings():
         warnings.simplefilter("always")
@@ -137,18 +167,20 @@ def run_stage(path: str, stage: str) -> dict:
                 result["variant"] = variant_local(exc, function)
     result["warnings"] = collector.items
     result["warnings_dropped"] = collector.dropped
+    result["executed"] = record_code.EXECUTED
+    result["torch"] = torch_facts()
     return result
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[1] not in ("trigger", "fix"):
-        print("usage: runner.py REPRODUCTION.py trigger|fix", file=sys.stderr)
+    if len(argv) not in (2, 3) or not argv[1].isidentifier():
+        print("usage: runner.py REPRODUCTION.py FUNCTION [RECORD_CODE.json]", file=sys.stderr)
         return 2
     faulthandler.enable()  # a crash leaves a Python stack in stderr, which the parent quotes
     result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
     sys.stdout.flush()
     os.dup2(2, 1)  # the stage's own prints (and its C/C++ code's) go to stderr
-    result = run_stage(argv[0], argv[1])
+    result = run_stage(argv[0], argv[1], argv[2] if len(argv) == 3 else None)
     sys.stdout.flush()
     result_stream.write(json.dumps(result))
     result_stream.flush()

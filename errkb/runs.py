@@ -1,0 +1,228 @@
+"""The `reproduction_runs` table: every verification result file of verifications/ (one row per file, kept in step
+by `errkb build`), plus runs made with `errkb reproduce --no-write` (no file). From them come each record's
+lastVerdict and its "verified on" summary."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+
+import sqlite_utils
+from packaging.version import InvalidVersion, Version
+
+from . import verifications
+from .problems import InvalidInput
+from .store import DATABASE_FILE
+from .verifications import Verification
+
+RUNS_TABLE = "reproduction_runs"
+COLUMNS = {
+    "id": int, "slug": str, "path": str, "environment": str, "record_hash": str, "reproduction_hash": str,
+    "current": int, "verdict": str, "reason": str, "failed_claim": str, "claims": str, "variant": str, "drift": str,
+    "started_at": str, "seconds": float, "python": str, "torch": str, "torch_git": str, "torch_build": str,
+    "library": str, "library_version": str, "packages": str, "cuda_device_count": int, "cuda_devices": str,
+    "cpu": str, "platform": str, "ran_at": str, "errkb_version": str, "stages": str, "observed_messages": str,
+    "file_size": int, "file_mtime_ns": int,
+}
+
+
+def ensure_table(db: sqlite_utils.Database) -> None:
+    """Not derived from records/, so builds (even --full) keep it; older catalogs gain the new columns."""
+    table = db[RUNS_TABLE]
+    if RUNS_TABLE not in db.table_names():
+        table.create(COLUMNS, pk="id")
+        table.create_index(["slug", "started_at"])
+        table.create_index(["path"], unique=True)
+        return
+    missing = {name: kind for name, kind in COLUMNS.items() if name not in table.columns_dict}
+    for name, kind in missing.items():
+        table.add_column(name, kind)
+    if "path" in missing:
+        table.create_index(["path"], unique=True)
+
+
+def row(verification: Verification, path: str | None, current: bool, stat=None) -> dict:
+    v = verification
+    library, _, library_version = (v.library or "").partition(" ")
+    return {
+        "slug": v.slug, "path": path, "environment": v.environment, "record_hash": v.recordHash,
+        "reproduction_hash": v.reproductionHash, "current": int(current), "verdict": v.verdict, "reason": v.reason,
+        "failed_claim": v.failedClaim, "claims": json.dumps([c.model_dump() for c in v.claims], ensure_ascii=False),
+        "variant": "; ".join(f"{s.stage}: {s.variant}" for s in v.stages if s.variant) or None, "drift": v.drift,
+        "started_at": v.startedAt, "seconds": v.seconds, "python": v.python, "torch": v.packages.get("torch"),
+        "torch_git": v.torchGitVersion, "torch_build": v.torchBuild, "library": library or None,
+        "library_version": library_version or None, "packages": json.dumps(v.packages, sort_keys=True),
+        "cuda_device_count": v.hardware.gpuCount, "cuda_devices": json.dumps(v.hardware.gpus), "cpu": v.hardware.cpu,
+        "platform": v.os, "ran_at": v.ranAt.url or v.ranAt.kind, "errkb_version": v.errkbVersion,
+        "stages": json.dumps([s.model_dump(by_alias=True) for s in v.stages], ensure_ascii=False),
+        "observed_messages": json.dumps(v.observedMessages, ensure_ascii=False),
+        "file_size": stat.st_size if stat else None, "file_mtime_ns": stat.st_mtime_ns if stat else None,
+    }
+
+
+def store_result(db: sqlite_utils.Database, root: Path, verification: Verification, path: Path | None) -> None:
+    """One fresh run: the row of its result file (replacing that file's old row), or a row of its own."""
+    rel = path.relative_to(root).as_posix() if path else None
+    current = verifications.is_current(verification, verifications.current_hashes(root, verification.slug))
+    with db.atomic():
+        ensure_table(db)
+        if rel:
+            db.execute(f"delete from {RUNS_TABLE} where path = ?", [rel])
+        db[RUNS_TABLE].insert(row(verification, rel, current, path.stat() if path else None))
+        if "records" in db.table_names():
+            refresh_records(db, [verification.slug])
+
+
+def sync(db: sqlite_utils.Database, root: Path) -> None:
+    """Bring the rows of result files in line with verifications/ (a file unchanged in size and mtime is not
+    read again), mark which results are current, and refresh the records' verdicts. A malformed file raises
+    InvalidInput naming it and the field; the caller's transaction then leaves the database as it was."""
+    ensure_table(db)
+    known = {r["path"]: (r["file_size"], r["file_mtime_ns"]) for r in db.query(f"select path, file_size, file_mtime_ns from {RUNS_TABLE} where path is not null")}
+    seen, problems, changed = set(), [], []
+    for file in verifications.result_files(root):
+        rel = file.relative_to(root).as_posix()
+        seen.add(rel)
+        stat = file.stat()
+        if known.get(rel) == (stat.st_size, stat.st_mtime_ns):
+            continue
+        try:
+            changed.append((rel, verifications.load(file, root), stat))
+        except InvalidInput as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise InvalidInput(problems)
+    gone = sorted(set(known) - seen)
+    gone_slugs = {r[0] for r in db.execute(f"select distinct slug from {RUNS_TABLE} where path in (select value from json_each(?))", [json.dumps(gone)])}
+    for start in range(0, len(gone), 500):
+        part = gone[start : start + 500]
+        db.execute(f"delete from {RUNS_TABLE} where path in ({', '.join('?' * len(part))})", part)
+    for rel, verification, stat in changed:
+        db.execute(f"delete from {RUNS_TABLE} where path = ?", [rel])
+        db[RUNS_TABLE].insert(row(verification, rel, False, stat))
+    slugs = refresh_current(db, root)
+    if "records" in db.table_names():
+        refresh_records(db, sorted(slugs | gone_slugs))
+
+
+def refresh_current(db: sqlite_utils.Database, root: Path) -> set[str]:
+    """A result is current when it judged today's record file and reproduction file. Returns the slugs with runs."""
+    slugs = {r[0] for r in db.execute(f"select distinct slug from {RUNS_TABLE}")}
+    for slug in slugs:
+        record_hash, reproduction_hash = verifications.current_hashes(root, slug)
+        db.execute(
+            f"update {RUNS_TABLE} set current = (record_hash is ? and reproduction_hash is ?) where slug = ? and path is not null",
+            [record_hash, reproduction_hash, slug],
+        )
+    return slugs
+
+
+def runs_by_slug(db: sqlite_utils.Database, slugs: list[str] | None = None) -> dict[str, list[dict]]:
+    if RUNS_TABLE not in db.table_names():
+        return {}
+    runs: dict[str, list[dict]] = defaultdict(list)
+    for start in range(0, len(slugs), 500) if slugs else [None]:
+        part = slugs[start : start + 500] if slugs else None
+        where = f" where slug in ({', '.join('?' * len(part))})" if part else ""
+        for r in db.query(f"select * from {RUNS_TABLE}{where}", part or []):
+            runs[r["slug"]].append(r)
+    return runs
+
+
+def verdict_columns(runs: list[dict], content_hash: str | None) -> tuple[str | None, str | None, str | None]:
+    """(lastVerdict, lastVerifiedAt, verifiedOn) of a record from its runs.
+
+    Only current runs count: results of the record and reproduction as they are now (a run without hashes,
+    from an old catalog, counts when its record hash matches). A skipped run says nothing about the record, so it
+    is the last verdict only when no run got further.
+    """
+    current = [r for r in runs if _is_current(r, content_hash)]
+    if not current:
+        return None, None, None
+    latest = max(current, key=lambda r: (r["verdict"] != "skipped", r.get("started_at") or "", r.get("id") or 0))
+    verified = [r["started_at"] for r in current if r["verdict"] == "verified" and r.get("started_at")]
+    return latest["verdict"], max(verified, default=None), verified_on(current)
+
+
+def _is_current(run: dict, content_hash: str | None) -> bool:
+    if run.get("path"):
+        return bool(run.get("current"))
+    return run.get("record_hash") in (None, content_hash)
+
+
+def refresh_records(db: sqlite_utils.Database, slugs: list[str] | None = None) -> None:
+    """Copy each record's verdict and "verified on" onto its row, for facets and the records table (a row whose
+    values stay the same is not written: every write re-indexes the row's full text)."""
+    if slugs is None:
+        slugs = [r[0] for r in db.execute("select slug from records")]
+    runs = runs_by_slug(db, slugs)
+    for slug in slugs:
+        found = db.execute("select contentHash from records where slug = ?", [slug]).fetchone()
+        if found:
+            values = verdict_columns(runs.get(slug, []), found[0])
+            db.execute(
+                "update records set lastVerdict = ?, lastVerifiedAt = ?, verifiedOn = ? where slug = ? "
+                "and (lastVerdict is not ? or lastVerifiedAt is not ? or verifiedOn is not ?)",
+                [*values, slug, *values],
+            )
+
+
+def _version_key(text: str | None):
+    try:
+        return Version(text or "0")
+    except InvalidVersion:
+        return Version("0")
+
+
+def _release(text: str | None) -> str:
+    return (text or "?").split("+")[0]
+
+
+def _hardware(run: dict) -> str:
+    count = run.get("cuda_device_count") or 0
+    if not count:
+        return "CPU"
+    names = json.loads(run.get("cuda_devices") or "[]")
+    return f"{count}× {names[0].replace('NVIDIA ', '') if names else 'GPU'}"
+
+
+def verified_on(runs: list[dict]) -> str | None:
+    """`torch 2.1.2, 2.5.1, 2.13.0 (CPU); torch 2.14.1 (1× H200)`: the releases each hardware class verified.
+
+    It names the releases that ran, one by one, and never a range: a release in between may behave otherwise.
+    """
+    by_hardware: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        if run["verdict"] == "verified":
+            by_hardware[_hardware(run)].add(_release(run.get("torch")))
+    parts = [
+        f"torch {', '.join(sorted(releases, key=_version_key))} ({hardware})"
+        for hardware, releases in sorted(by_hardware.items(), key=lambda item: item[0] != "CPU")
+    ]
+    return "; ".join(parts) or None
+
+
+def last_run(root: Path, slug: str) -> dict | None:
+    """The latest current run of a record that got further than `skipped` (else the latest skipped one), or
+    None (also without catalog.db or its runs table)."""
+    path = root / DATABASE_FILE
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+        try:
+            columns = {r[1] for r in conn.execute(f"pragma table_info({RUNS_TABLE})")}
+            current = "(path is null or current = 1)" if "current" in columns else "1"
+            found = conn.execute(
+                f"select * from {RUNS_TABLE} where slug = ? and {current} "
+                "order by verdict = 'skipped', started_at desc, id desc limit 1",
+                [slug],
+            ).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:  # no runs table yet, or an unreadable file
+        return None
+    return dict(found) if found else None
