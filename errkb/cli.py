@@ -124,15 +124,25 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     except InvalidInput as exc:
         fail(exc.problems)
     if as_json:
-        click.echo(json.dumps(envelope.record.model_dump(), indent=2, ensure_ascii=False))
+        from .verifications import for_record
+
+        try:
+            results = for_record(root, slug)
+        except InvalidInput as exc:
+            fail(exc.problems)
+        click.echo(json.dumps({**envelope.record.model_dump(), "verifications": results}, indent=2, ensure_ascii=False))
         return
     click.echo(render_record(envelope.record, verification(root, slug)))
 
 
 @cli.command()
-def schema() -> None:
-    """Print the JSON Schema of a record file (generated from the models)."""
-    from .schema import schema_text
+@click.option("--results", is_flag=True, help="The schema of a verification result file instead.")
+def schema(results: bool) -> None:
+    """Print the JSON Schema of a record file (generated from the models); with --results, of a verification result."""
+    if results:
+        from .verifications import schema_text
+    else:
+        from .schema import schema_text
 
     click.echo(schema_text(), nl=False)
 
