@@ -112,8 +112,8 @@ def verification(root: Path, slug: str) -> str:
         where.append(f"python {run['python']}")
     devices = run.get("cuda_device_count")
     where.append(f"{devices} CUDA device(s)" if devices else "CPU only")
-    if run.get("host"):
-        where.append(run["host"])
+    if (run.get("ran_at") or "").startswith("http"):
+        where.append(run["ran_at"])
     text = f"{run.get('verdict')} on {run.get('started_at')} ({', '.join(where)})"
     if run.get("verdict") == "skipped" and run.get("reason"):
         text += f": {run['reason']}"

@@ -219,7 +219,7 @@ def test_history_stores_every_run(planted):
     assert row["python"] and row["ran_at"] == "local" and row["started_at"].endswith("Z")
     assert row["path"] == "verifications/wrong-file/" + row["environment"] + ".json" and (root / row["path"]).is_file()
     assert row["cuda_device_count"] == results["wrong-file"]["environment"]["cuda_device_count"]
-    assert json.loads(row["stages"])[0]["exception_class"] == "ValueError"
+    assert json.loads(row["stages"])[0]["exceptionClass"] == "ValueError"
 
 
 def test_seed_is_verified(seeded):

@@ -91,12 +91,12 @@ def test_verification_status_is_the_latest_run(root):
     ]
     for slug, verdict, started in rows:
         conn.execute(
-            "INSERT INTO reproduction_runs (slug, verdict, started_at, python, torch, cuda_device_count, host) "
-            "VALUES (?, ?, ?, '3.11.7', '2.13.0', 0, 'ci-box')",
+            "INSERT INTO reproduction_runs (slug, verdict, started_at, python, torch, cuda_device_count, ran_at) "
+            "VALUES (?, ?, ?, '3.11.7', '2.13.0', 0, 'https://github.com/errkb/errkb/actions/runs/7')",
             [slug, verdict, started],
         )
     conn.commit()
-    assert run_module.verification(root, SEED) == "verified on 2026-11-29T15:00:00Z (torch 2.13.0, python 3.11.7, CPU only, ci-box)"
+    assert run_module.verification(root, SEED) == "verified on 2026-11-29T15:00:00Z (torch 2.13.0, python 3.11.7, CPU only, https://github.com/errkb/errkb/actions/runs/7)"
     assert run_module.verification(root, "other").startswith("never verified")
 
 
