@@ -70,7 +70,8 @@ def trivial_record(slug: str) -> dict:
         slug=slug, repo="python/cpython", filePath="Lib/json/decoder.py", errorClass="json.JSONDecodeError",
         errorMessage="Expecting value: line 1 column 1 (char 0)", messagePattern="Expecting value",
         sourceCode="\n".join(lines), sourceCodeStart=343, sourceCodeEnd=347, lineNumber=347,
-        analyzedSha="0" * 40,
+        analyzedSha="0" * 40, solutions=["Parse a non-empty document"], exampleFix=None, validationCode=None,
+        typeGuard=None, tryCatchPattern=None,
     )
     record["githubUrl"] = f"https://github.com/python/cpython/blob/{'0' * 40}/Lib/json/decoder.py#L343-L347"
     return envelope
