@@ -106,6 +106,26 @@ def sync(db: sqlite_utils.Database, root: Path) -> None:
     slugs = refresh_current(db, root)
     if "records" in db.table_names():
         refresh_records(db, sorted(slugs | gone_slugs))
+    if changed or gone or OBSERVED_TABLE not in db.table_names():
+        refresh_observed_messages(db)
+
+
+OBSERVED_TABLE = "observed_messages"
+
+
+def refresh_observed_messages(db: sqlite_utils.Database) -> None:
+    """Each wording of a record's error that a run actually observed (older releases word some errors
+    differently); the matcher accepts them as the record's own."""
+    if OBSERVED_TABLE not in db.table_names():
+        db[OBSERVED_TABLE].create({"slug": str, "message": str, "releases": str}, pk=("slug", "message"))
+    db.execute(f"delete from {OBSERVED_TABLE}")
+    seen: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for run in db.query(f"select slug, torch, library, library_version, observed_messages from {RUNS_TABLE} where observed_messages is not null"):
+        for message in json.loads(run["observed_messages"] or "[]"):
+            seen[(run["slug"], message)].add(" ".join(_release(run)))
+    db[OBSERVED_TABLE].insert_all(
+        {"slug": slug, "message": message, "releases": ", ".join(sorted(releases))} for (slug, message), releases in seen.items()
+    )
 
 
 def refresh_current(db: sqlite_utils.Database, root: Path) -> set[str]:

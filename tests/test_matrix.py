@@ -127,6 +127,9 @@ def test_build_shows_the_releases_that_verified_and_the_stale_rule(matrix, tmp_p
     assert run_cli("build", root=root).exit_code == 0
     db = Database(root / "catalog.db")
     assert db.execute("select verifiedOn from records").fetchone()[0] == "errkbdemo 2.0, 3.0 (CPU)"
+    # Each wording a release actually produced is kept for the matcher.
+    observed = dict(db.execute("select message, releases from observed_messages").fetchall())
+    assert observed == {OLD_MESSAGE: "errkbdemo 2.0", NEW_MESSAGE: "errkbdemo 3.0"}
     record = root / "records" / f"{SLUG}.json"
     envelope = json.loads(record.read_text())
     envelope["record"]["preventionTips"] = ["Validate counts where they enter the program"]
