@@ -195,7 +195,7 @@ def from_result(result) -> Verification:
         packages=dict(env.get("packages") or {}),
         library=f"{library['distribution']} {library['version']}" if library.get("version") else None,
         python=env.get("python"),
-        torchGitVersion=torch_facts.get("git_version"),
+        torchGitVersion=torch_facts.get("git_version") or env.get("torch_git_version"),
         torchBuild=torch_build(env.get("torch_facts"), env.get("cuda_version")),
         hardware=Hardware(
             cpu=env.get("cpu"), cpuCount=os.cpu_count(), gpus=list(env.get("cuda_devices") or []),
