@@ -75,7 +75,7 @@ CASES = [
     Case("catches-wrong-class", "claims_hanlp.py",
          dict(CLAIM_FIELDS, tryCatchPattern=CLAIM_FIELDS["tryCatchPattern"].replace("except ValueError", "except TypeError")),
          "claim-failed", "tryCatchPattern: tryCatchPattern did not catch the documented error: ValueError"),
-    Case("field-not-run", "claims_guard_not_run.py", CLAIM_FIELDS, "claim-failed",
+    Case("field-not-run", "claims_hanlp.py", CLAIM_FIELDS, "claim-failed",
          "validationCode: validationCode was not executed: guard() never ran the record's text"),
     Case("one-more-solution", "claims_hanlp.py", dict(CLAIM_FIELDS, solutions=["Unwrap the model", "Turn the CRF off"]),
          "not-reproduced", "the record has 2 solution(s), the reproduction demonstrates 1 (SOLUTIONS)"),
@@ -96,6 +96,11 @@ def reproduce_json(root: Path, *args) -> tuple[int, dict, str]:
 def planted(tmp_path_factory):
     root = tmp_path_factory.mktemp("planted")
     write_catalog(root, CASES)
+    # Like claims_hanlp.py, except that its validationCode stage never runs the record's text.
+    never_runs = root / "reproductions" / "field-not-run.py"
+    text = never_runs.read_text(encoding="utf-8")
+    never_runs.write_text(text.replace('    record.check("validationCode", names)\n', "    names.clear()\n"), encoding="utf-8")
+    assert "record.check(\"validationCode\", names)\n" not in never_runs.read_text(encoding="utf-8")
     (root / "reproductions" / "EXEMPT").write_text("exempt  # its reproduction is being written\n")
     (root / "records" / "broken.json").write_text('{"record": {"slug": "broken"}}')
     code, results, stderr = reproduce_json(root, "--all", "-j", "2")
