@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli
+from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli
 from reproduce_support import (
     CPP_EXAMPLE, LOG_SOFTMAX_MESSAGE, SOFTMAX_MESSAGE, Case, softmax_warning, write_catalog,
 )
@@ -112,7 +112,7 @@ def seeded(tmp_path_factory):
     """The seed with its real reproduction, and a record that needs two CUDA devices."""
     root = tmp_path_factory.mktemp("seeded")
     write_catalog(root, [Case("needs-two-gpus", "needs_two_gpus.py", {}, "skipped", "")])
-    shutil.copy(SEED_RECORD, root / "records")
+    shutil.copy(CATALOG_SEED, root / "records")
     shutil.copy(REPO / "reproductions" / f"{SEED_SLUG}.py", root / "reproductions")
     torch_before = "torch" in sys.modules
     code, results, stderr = reproduce_json(root, SEED_SLUG, "needs-two-gpus")

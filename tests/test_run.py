@@ -24,7 +24,7 @@ raise ValueError('DataParallel not supported when CRF is used')
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     (tmp_path / "records").mkdir()
-    shutil.copy(REPO / "records" / f"{SEED}.json", tmp_path / "records")
+    shutil.copy(REPO / "tests" / "data" / "seed-record.json", tmp_path / "records" / f"{SEED}.json")  # the seed as given
     return tmp_path
 
 

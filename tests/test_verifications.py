@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 from sqlite_utils import Database
 
-from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
+from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
 from errkb import verifications
 from errkb.store import file_hash
 
@@ -48,7 +48,7 @@ def write(root, data) -> str:
 def catalog(tmp_path):
     (tmp_path / "records").mkdir()
     (tmp_path / "reproductions").mkdir()
-    shutil.copy(SEED_RECORD, tmp_path / "records")
+    shutil.copy(CATALOG_SEED, tmp_path / "records")
     shutil.copy(REPO / "reproductions" / f"{SEED_SLUG}.py", tmp_path / "reproductions")
     return tmp_path
 

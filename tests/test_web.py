@@ -127,7 +127,13 @@ def test_record_page_has_the_whole_record(client):
 def test_record_page_shows_the_verification_history(client):
     html = client.get(RECORD).text
     history = html[html.index("<h2>Verification</h2>"):]
-    assert history.index(">verified<") < history.index(">skipped<")  # newest first
+    runs = history[history.index("<h3>Runs</h3>"):]
+    assert runs.index(">verified<") < runs.index(">skipped<")  # newest first
+    # The matrix: a column per environment (CPU first), a row per stage or claim, and a summary over them.
+    matrix = history[history.index('<table class="errkb-matrix">'):history.index("</table>")]
+    assert matrix.count("<th scope=\"col\">") == 3 and "torch 2.13.0 · CPU" in matrix and "2× H200" in matrix
+    assert "error reproduced" in matrix
+    assert "reproduces on torch 2.13.0 (2× H200)" in history
     for text in ["hanlp 2.1.5", "torch 2.13.0", "Python 3.11.7", "2 CUDA devices: NVIDIA H200", "CI run",
                  "2026-11-29 15:00", "needs 2 CUDA devices, found 0", "CPU only"]:
         assert text in history, text

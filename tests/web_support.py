@@ -52,8 +52,10 @@ RUNS = [
 
 
 def make_root(path: Path, runs: bool = True) -> Path:
-    """A catalog root with the repository's records, a built catalog.db and, optionally, two runs of the seed."""
+    """A catalog root with the repository's records (the seed as it was given), a built catalog.db and, optionally,
+    two runs of the seed."""
     shutil.copytree(REPO / "records", path / "records")
+    shutil.copy(REPO / "tests" / "data" / "seed-record.json", path / "records" / f"{SEED_SLUG}.json")
     catalog.build(path)
     if runs:
         db = sqlite_utils.Database(path / "catalog.db")
