@@ -46,21 +46,24 @@ def explain(exc: BaseException, root: Path | str | None = None):
 
 def explanation(exc: BaseException, root: Path | str | None = None) -> str | None:
     """What errkb prints after a traceback: cause, fix and verification of the matching record, or None."""
-    from .store import find_root
-
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return explain_text(text, Path(root) if root else find_root())
+    return explain_text(text, Path(root) if root else None)
 
 
 def explain_text(text: str, root: Path | None) -> str | None:
-    """The explanation for a pasted traceback or log, or None when no record matches."""
+    """The explanation for a pasted traceback or log, or None when no record matches.
+
+    `root` None: the catalog errkb finds (errkb.bundled.locate); NoCatalog when there is none.
+    """
+    from .bundled import locate
     from .matching import matcher_for
 
+    root = locate(root)
     matcher = matcher_for(root)
     found = matcher.match(text, limit=3)
     if not found:
         return None
-    return render(found, root or Path.cwd())
+    return render(found, root)
 
 
 def render(found, root: Path) -> str:
@@ -194,15 +197,16 @@ def run_and_explain(command: list[str], root: Path | None = None, err=None) -> i
 
 def _explain_failure(stderr_text: str, stdout_text: str, root: Path | None, err) -> None:
     from . import paste
-    from .store import find_root
+    from .bundled import NoCatalog
 
-    root = root or find_root()
     for text in (stderr_text, stdout_text):  # some tools log their tracebacks to stdout
         parsed = paste.parse(text)
         if not any(item.kind == "error" for item in parsed.raised):
             continue
         try:
             message = explain_text(text, root)
+        except NoCatalog as exc:
+            message = f"errkb: cannot explain this error: {exc}"
         except Exception as exc:  # noqa: BLE001 - never hide the command's own failure behind ours
             message = f"errkb: could not match this error ({type(exc).__name__}: {exc})"
         if message is None:
@@ -255,11 +259,13 @@ def install(root: Path | str | None = None) -> None:
 def _print_explanation(exc_type, exc, tb, root: Path | None) -> None:
     if exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
         return
-    try:
-        from .store import find_root
+    from .bundled import NoCatalog
 
+    try:
         text = "".join(traceback.format_exception(exc_type, exc, tb))
-        message = explain_text(text, root or find_root())
+        message = explain_text(text, root)
+    except NoCatalog as missing:
+        message = f"errkb: cannot explain this error: {missing}"
     except Exception:  # noqa: BLE001 - an excepthook must not fail
         return
     if message:
