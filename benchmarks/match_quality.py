@@ -88,10 +88,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from errkb.matching import Matcher
-    from errkb.matching.index import entries_from_folder
     from errkb.matching.score import THRESHOLD
 
-    matcher = Matcher.from_entries(entries_from_folder(REPO / "records"), "records/")
+    matcher = Matcher.from_folder(REPO)
     result = evaluate(matcher, REPO / "tests" / "data" / "pastes", args.verbose)
     if args.json:
         print(json.dumps(result["parts"], indent=2))
