@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,6 +24,8 @@ import pytest
 pytestmark = pytest.mark.xdist_group("wheel")
 
 REPO = Path(__file__).resolve().parents[1]
+SOURCE_FILES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md"]
+SOURCE_FOLDERS = ["errkb", "records", "verifications"]
 STATE_DICT_PASTE = 'RuntimeError: Error(s) in loading state_dict for Net: Unexpected key(s) in state_dict: "module.fc.weight"\n'
 WARNING_THEN_FATAL = """\
 /usr/lib/python3/site-packages/torch/nn/parallel/_functions.py:68: UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze and return a vector.
@@ -39,11 +42,20 @@ AttributeError: 'DataParallel' object has no attribute 'generate'
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> dict:
     base = tmp_path_factory.mktemp("wheel")
+    source = base / "source"  # a copy: the build writes build/ and *.egg-info, other tests may write beside it
+    for name in SOURCE_FILES:
+        if (REPO / name).is_file():
+            source.mkdir(exist_ok=True)
+            shutil.copy(REPO / name, source / name)
+    for name in SOURCE_FOLDERS:
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     wheels = base / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(wheels), str(REPO)],
-        check=True, capture_output=True, text=True,
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(wheels), str(source)],
+        capture_output=True, text=True,
     )
+    assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = wheels.glob("errkb-*.whl")
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

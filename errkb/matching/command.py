@@ -75,6 +75,8 @@ def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, mi
             click.echo(f"{i}. {m.slug}  (score {m.score:.2f})")
             click.echo(f"   {m.error_class}: {shorten(first_line, 110)}")
             click.echo(f"   why: {m.why()}")
+            if m.seen_as == "warning":
+                click.echo("   also seen: a warning in the paste, not the error that ended the run")
         click.echo(f"\nerrkb show {found[0].slug}   # cause, fixes and verification")
     else:
         click.echo(f"no match: no record of the {matcher.size} in {matcher.source} is close enough (score >= {min_score}).")
