@@ -138,3 +138,12 @@ def test_state_dict_keys_prefixed_on_both_sides_are_another_problem(matcher: Mat
     paste = ('RuntimeError: Error(s) in loading state_dict for DataParallel:\n\tMissing key(s) in state_dict: '
              '"module.bn.weight". \n\tUnexpected key(s) in state_dict: "module.bn1.weight". ')
     assert all(not m.pattern for m in matcher.rank(paste) if m.slug == "state-dict-keys-have-module-prefix")
+
+
+def test_a_catalog_database_knows_the_situations_too(tmp_path: Path):
+    (tmp_path / "records").mkdir()
+    shutil.copy(REPO / "records" / "crf-forward-size-mismatch.json", tmp_path / "records")
+    catalog.build(tmp_path)
+    opened = Matcher.open(tmp_path)
+    assert opened.match(SIZE_MISMATCH) == []
+    assert opened.match("  File \"model/crf.py\", line 40, in forward\n" + SIZE_MISMATCH)[0].slug == "crf-forward-size-mismatch"

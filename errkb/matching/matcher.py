@@ -500,8 +500,12 @@ def _open_database(path: Path) -> Matcher | None:
             except sqlite3.OperationalError:  # read-only file or folder: index in memory instead
                 conn.rollback()
                 entries = [index.Entry(*row) for row in conn.execute(f"SELECT {index._RECORD_COLUMNS} FROM records")]
+                tags: dict[str, list[str]] = {}
+                if index._has_table(conn, "record_tags"):
+                    for slug, tag in conn.execute("SELECT slug, tag FROM record_tags"):
+                        tags.setdefault(slug, []).append(tag)
                 conn.close()
-                return Matcher.from_entries(entries, str(path))
+                return Matcher.from_entries(entries, str(path), tags)
         return Matcher(conn, str(path))
     except sqlite3.DatabaseError:
         conn.close()
