@@ -95,3 +95,12 @@ def test_match_outside_a_catalog_uses_the_bundled_one(shipped: Path, tmp_path: P
     assert result.exit_code == 0, result.output
     assert result.output.startswith("1. state-dict-keys-have-module-prefix")
     assert not (work / "catalog.db").exists()  # nothing written into the user's project
+
+
+def test_a_root_option_without_records_is_no_catalog_on_the_command_line(tmp_path: Path):
+    paste = tmp_path / "paste.txt"
+    paste.write_text("AttributeError: 'DataParallel' object has no attribute 'generate'\n")
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(cli, ["--root", str(tmp_path / "empty"), "match", str(paste)])
+    assert result.exit_code == 2
+    assert "has no records/*.json" in result.output and "no match" not in result.output
