@@ -344,15 +344,17 @@ class Matcher:
         openings = {pid: opening for pid, *_, opening in rows if opening}
         claimed = _claimed_openings(pasted, {pid: openings[pid] for pid in hits if pid in openings})
         places = _places(pasted.raised)
-        context = compact(pasted.text)
+        context: list[str] = []  # the paste in compact form, made only when a generic record needs it
         out = []
         for pid, slug, message, error_class, literals, opening in rows:
             wording = None if literals is None else set(literals.split())
-            wordings = [(terms_of, False) for terms_of in [[(term, wording is None or term in wording) for term, _ in terms(message)]]]
-            wordings += [(_observed_terms(other), True) for other in observed.get(pid, [])]
+            own = [(term, wording is None or term in wording) for term, _ in terms(message)]
+            wordings = [(own, False)] + [(_observed_terms(other), True) for other in observed.get(pid, [])]
             topics = self._situation(slug, message)
-            situation = None if topics is None else any(topic in context for topic in topics)
-            best: dict[int, tuple] = {}  # place rank -> (key, evidence, item, observed)
+            if topics is not None and not context:
+                context.append(compact(pasted.text))
+            situation = None if topics is None else any(topic in context[0] for topic in topics)
+            best: dict[int, tuple] = {}  # place rank -> (key, evidence, item, observed wording?, place)
             for item, query in queries or [(None, [])]:
                 place = places.get(id(item), TEXT) if item else TEXT
                 pattern = pid in hits and (not hits[pid] or (item is not None and id(item) in hits[pid]))

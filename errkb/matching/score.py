@@ -30,6 +30,7 @@ chosen from the paste set in tests/data/pastes/.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Callable
@@ -73,12 +74,13 @@ class Evidence:
         return round(value, 4)
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
 GENERIC_TAGS = frozenset({"pytorch", "python", "warning", "error", "training"})  # say nothing of a situation
 
 
 def compact(text: str) -> str:
     """Lower-case letters and digits only: "shape-mismatch", "shape_mismatch" and "ShapeMismatch" agree."""
-    return "".join(c for c in text.lower() if c.isalnum())
+    return _NOT_ALNUM.sub("", text.lower())
 
 
 def situation_terms(slug: str, tags: list[str], message: str) -> frozenset[str] | None:
