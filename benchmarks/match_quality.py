@@ -10,6 +10,7 @@ Then, over every paste, the threshold the data allows: every wrong record (any r
 must score below it and every right top-1 at or above it.
 
     python benchmarks/match_quality.py [--verbose] [--json]
+    PYTHONPATH=/path/to/main python benchmarks/match_quality.py --root /path/to/main   # "before": main's matcher and records
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+if not any(Path(entry, "errkb").is_dir() for entry in sys.path[1:] if entry):
+    sys.path.insert(0, str(REPO))
 
 PARTS = ("old", "new", "held-out")
 
@@ -85,12 +87,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--verbose", action="store_true", help="print the top candidates of every paste")
     parser.add_argument("--json", action="store_true", help="print the per-part figures as JSON")
+    parser.add_argument("--root", type=Path, default=REPO, help="catalog whose records/ are matched (default: this checkout)")
     args = parser.parse_args()
 
     from errkb.matching import Matcher
     from errkb.matching.score import THRESHOLD
 
-    matcher = Matcher.from_folder(REPO)
+    if hasattr(Matcher, "from_folder"):
+        matcher = Matcher.from_folder(args.root)
+    else:  # an older errkb (PYTHONPATH=<checkout of main>) for the "before" figures
+        from errkb.matching.index import entries_from_folder
+
+        matcher = Matcher.from_entries(entries_from_folder(args.root / "records"), "records/")
     result = evaluate(matcher, REPO / "tests" / "data" / "pastes", args.verbose)
     if args.json:
         print(json.dumps(result["parts"], indent=2))
