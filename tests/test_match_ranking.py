@@ -147,3 +147,9 @@ def test_a_catalog_database_knows_the_situations_too(tmp_path: Path):
     opened = Matcher.open(tmp_path)
     assert opened.match(SIZE_MISMATCH) == []
     assert opened.match("  File \"model/crf.py\", line 40, in forward\n" + SIZE_MISMATCH)[0].slug == "crf-forward-size-mismatch"
+
+
+def test_an_observed_wording_keeps_the_words_its_record_spells_out():
+    learned = Matcher.from_folder(REPO)
+    learned.add_wordings({"dataparallel-object-has-no-attribute": ["'DataParallel' object has no attribute 'predict'"]})
+    assert learned.match("AttributeError: 'Net' object has no attribute 'module'\n") == []

@@ -349,7 +349,7 @@ class Matcher:
         for pid, slug, message, error_class, literals, opening in rows:
             wording = None if literals is None else set(literals.split())
             own = [(term, wording is None or term in wording) for term, _ in terms(message)]
-            wordings = [(own, False)] + [(_observed_terms(other), True) for other in observed.get(pid, [])]
+            wordings = [(own, False)] + [(_observed_terms(other, wording), True) for other in observed.get(pid, [])]
             topics = self._situation(slug, message)
             if topics is not None and not context:
                 context.append(compact(pasted.text))
@@ -436,10 +436,16 @@ def _places(raised: list[paste_module.Raised]) -> dict[int, str]:
     return places
 
 
-def _observed_terms(message: str) -> list[tuple[str, bool]]:
-    """(term, essential) of an observed message. It has no pattern to tell wording from values, so quoted
-    words and identifiers (with a digit or an underscore: "mat2", "_th_mm") count as values."""
-    return [(term, not (quoted or "_" in term or any(c.isdigit() for c in term))) for term, quoted in terms(message)]
+def _observed_terms(message: str, wording: set[str] | None) -> list[tuple[str, bool]]:
+    """(term, essential) of an observed message. It has no pattern of its own: words the record's pattern
+    spells out (`wording`) stay wording; other quoted words and identifiers (with a digit or an
+    underscore: "mat2", "_th_mm") count as values."""
+    def essential(term: str, quoted: bool) -> bool:
+        if wording is not None and term in wording:
+            return True
+        return not (quoted or "_" in term or any(c.isdigit() for c in term))
+
+    return [(term, essential(term, quoted)) for term, quoted in terms(message)]
 
 
 def wordings_from_database(conn: sqlite3.Connection) -> dict[str, list[str]]:
