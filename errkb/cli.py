@@ -114,7 +114,7 @@ def build(root: Path, full: bool) -> None:
 @click.pass_context
 def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     """Show the record SLUG: message, cause and fixes."""
-    root = catalog_root(ctx) or ctx.obj
+    root = catalog_root(ctx)  # --root, else the nearest catalog folder, else the bundled catalog
     path = store.record_path(root, slug)
     if not store.is_safe_slug(slug) or not path.exists():
         click.echo(f"error: no record {slug!r} in {root / store.RECORDS_DIR}", err=True)
