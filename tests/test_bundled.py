@@ -48,11 +48,15 @@ def test_rebuilt_when_the_bundled_content_changes(shipped: Path, tmp_path: Path)
 
 
 def test_verification_results_ship_with_the_records(shipped: Path, tmp_path: Path):
-    result = shipped / "verifications" / "state-dict-keys-have-module-prefix" / "cpu-torch-2.13.0.json"
-    result.parent.mkdir(parents=True)
-    result.write_text(json.dumps({"verdict": "verified"}))
+    from test_verifications import result
+
+    shutil.copy(REPO / "records" / "dataparallel-not-supported-when-crf-is-used.json", shipped / "records")
+    data = result(shipped)  # a result of the seed, shaped as `errkb reproduce` writes it
+    path = shipped / "verifications" / data["slug"] / f"{data['environment']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
     root = bundled.bundled_root(shipped, tmp_path / "cache")
-    assert (root / "verifications" / "state-dict-keys-have-module-prefix" / "cpu-torch-2.13.0.json").is_file()
+    assert (root / "verifications" / data["slug"] / path.name).is_file()
 
 
 def test_nothing_shipped_means_no_bundled_catalog(tmp_path: Path):
