@@ -7,7 +7,7 @@ one-process gloo group whose rendezvous is a file in a temporary directory. The 
 same CPU model without device_ids (solution 1) and with device_ids derived from the parameters' devices
 (solution 2), and each runs a forward/backward/optimizer step that changes the parameters; the record's
 exampleFix and validationCode run from its own text."""
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "no_device_ids", 2: "derived_device_ids"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 

@@ -7,7 +7,7 @@ with a one-process gloo group whose rendezvous is a file in a temporary director
 with NCCL on GPUs and with any world size. The demonstrations train three steps each: without the
 unused layer and with it frozen (solution 1), with find_unused_parameters=True (solution 2), and with
 static_graph=True (solution 3). The record's exampleFix and validationCode run from its own text."""
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 90}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "remove_or_freeze", 2: "find_unused", 3: "static_graph"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 

@@ -14,7 +14,7 @@ loss computed on the CPU and a backward pass runs, in the CPU variant the kernel
 its result equals autograd's SiLU gradient. The record's exampleFix and validationCode run from its text.
 """
 
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "move_operand", 2: "create_on_device"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 
