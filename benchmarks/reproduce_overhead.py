@@ -33,6 +33,7 @@ SEED_SLUG = "dataparallel-not-supported-when-crf-is-used"
 
 TRIVIAL_REPRODUCTION = '''"""Benchmark: almost no work."""
 NEEDS = {"packages": {}, "cuda_devices": 0, "timeout_s": 30}
+SOLUTIONS = {1: "fix"}
 
 import json
 
@@ -69,7 +70,8 @@ def trivial_record(slug: str) -> dict:
         slug=slug, repo="python/cpython", filePath="Lib/json/decoder.py", errorClass="json.JSONDecodeError",
         errorMessage="Expecting value: line 1 column 1 (char 0)", messagePattern="Expecting value",
         sourceCode="\n".join(lines), sourceCodeStart=343, sourceCodeEnd=347, lineNumber=347,
-        analyzedSha="0" * 40,
+        analyzedSha="0" * 40, solutions=["Parse a non-empty document"], exampleFix=None, validationCode=None,
+        typeGuard=None, tryCatchPattern=None,
     )
     record["githubUrl"] = f"https://github.com/python/cpython/blob/{'0' * 40}/Lib/json/decoder.py#L343-L347"
     return envelope
@@ -98,7 +100,7 @@ def timed_run(root: Path, slugs: list[str], jobs: int, machine, repeat: int = 3)
     best, results = float("inf"), None
     for _ in range(repeat):
         started = time.perf_counter()
-        results = harness.reproduce(root, slugs, jobs=jobs, machine=machine)
+        results = harness.reproduce(root, slugs, jobs=jobs, environment=machine)
         best = min(best, time.perf_counter() - started)
     return best, results
 
@@ -120,7 +122,7 @@ def main() -> None:
             (root / "reproductions" / f"{slug}.py").write_text(TRIVIAL_REPRODUCTION, encoding="utf-8")
 
         started = time.perf_counter()
-        machine = harness.Machine.probe()
+        machine = harness.Environment.probe()
         probe = time.perf_counter() - started
         started = time.perf_counter()
         subprocess.run([sys.executable, str(isolate.PROBE)], capture_output=True, check=True)

@@ -118,7 +118,7 @@ def generate(db: sqlite_utils.Database, n: int, rng: random.Random) -> None:
                     "slug": slug, "verdict": rng.choice(VERDICTS[3:]), "reason": None, "variant": None, "drift": None,
                     "started_at": f"2026-11-{10 + k:02d}T12:00:00Z", "seconds": 1.5, "python": "3.11.7",
                     "torch": "2.13.0", "library": "torch", "library_version": "2.13.0", "packages": "{}",
-                    "cuda_device_count": rng.choice([0, 1, 2]), "cuda_devices": "[]", "host": "bench",
+                    "cuda_device_count": rng.choice([0, 1, 2]), "cuda_devices": "[]", "ran_at": "local",
                     "platform": "Linux", "stages": "{}",
                 })
         db["reproduction_runs"].insert_all(runs, batch_size=1000)

@@ -1,12 +1,16 @@
 """errkb: a catalog of ML error records, each proven by a runnable reproduction."""
 
+from .bundled import NoCatalog
 from .model import Envelope, Record
 
-__all__ = ["Envelope", "Record", "explain", "explanation", "install", "match"]
+__all__ = ["Envelope", "NoCatalog", "Record", "explain", "explanation", "install", "match"]
 
 
 def match(text: str, root=None, limit: int = 5):
-    """Records of the catalog that explain the error in a pasted traceback or log, best first ([] if none)."""
+    """Records of the catalog that explain the error in a pasted traceback or log, best first ([] if none).
+
+    The catalog: `root`, else the nearest catalog folder, else the one bundled with errkb (NoCatalog if none).
+    """
     from .matching import match as _match
 
     return _match(text, root=root, limit=limit)

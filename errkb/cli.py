@@ -114,7 +114,7 @@ def build(root: Path, full: bool) -> None:
 @click.pass_context
 def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     """Show the record SLUG: message, cause and fixes."""
-    root = catalog_root(ctx) or ctx.obj
+    root = catalog_root(ctx)  # --root, else the nearest catalog folder, else the bundled catalog
     path = store.record_path(root, slug)
     if not store.is_safe_slug(slug) or not path.exists():
         click.echo(f"error: no record {slug!r} in {root / store.RECORDS_DIR}", err=True)
@@ -124,15 +124,25 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     except InvalidInput as exc:
         fail(exc.problems)
     if as_json:
-        click.echo(json.dumps(envelope.record.model_dump(), indent=2, ensure_ascii=False))
+        from .verifications import for_record
+
+        try:
+            results = for_record(root, slug)
+        except InvalidInput as exc:
+            fail(exc.problems)
+        click.echo(json.dumps({**envelope.record.model_dump(), "verifications": results}, indent=2, ensure_ascii=False))
         return
     click.echo(render_record(envelope.record, verification(root, slug)))
 
 
 @cli.command()
-def schema() -> None:
-    """Print the JSON Schema of a record file (generated from the models)."""
-    from .schema import schema_text
+@click.option("--results", is_flag=True, help="The schema of a verification result file instead.")
+def schema(results: bool) -> None:
+    """Print the JSON Schema of a record file (generated from the models); with --results, of a verification result."""
+    if results:
+        from .verifications import schema_text
+    else:
+        from .schema import schema_text
 
     click.echo(schema_text(), nl=False)
 

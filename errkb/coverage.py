@@ -37,11 +37,28 @@ def missing_reproductions(root: Path, checked: list[tuple[Path, Envelope]]) -> l
         slug = envelope.record.slug
         if path.stem != slug:
             problems.append(Problem(str(path), "$.record.slug", f"found {slug!r}, expected {path.stem!r} (the file name)"))
-        if not reproduction_path(root, slug).exists() and slug not in exempt:
-            problems.append(
-                Problem(str(path), "$.record.slug", f"no reproduction: expected {REPRODUCTIONS_DIR}/{slug}.py")
-            )
+        reproduction = reproduction_path(root, slug)
+        if not reproduction.exists():
+            if slug not in exempt:
+                problems.append(Problem(str(path), "$.record.slug", f"no reproduction: expected {REPRODUCTIONS_DIR}/{slug}.py"))
+            continue
+        problems += claim_problems(path, envelope, reproduction)
     return problems
+
+
+def claim_problems(path: Path, envelope: Envelope, reproduction: Path) -> list[Problem]:
+    """Every solution needs its demonstration and every code field its stage (read without importing the file)."""
+    from .reproduce.contract import ContractError, contract_problems, read_contract
+
+    shown = f"{REPRODUCTIONS_DIR}/{reproduction.name}"
+    try:
+        contract = read_contract(reproduction)
+    except ContractError as exc:
+        return [Problem(str(path), "$.record.slug", f"invalid reproduction {shown}: {exc}")]
+    return [
+        Problem(str(path), "$.record.solutions" if "solution" in problem else "$.record", f"{problem} ({shown})")
+        for problem in contract_problems(contract, envelope.record)
+    ]
 
 
 def duplicate_ids(checked: list[tuple[Path, Envelope]]) -> list[Problem]:

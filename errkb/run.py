@@ -40,33 +40,51 @@ def explain(exc: BaseException, root: Path | str | None = None):
     from .matching import match
 
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    found = match(text, root=root, limit=1)
-    return found[0] if found else None
+    best, _ = explained_and_also_seen(match(text, root=root))
+    return best
+
+
+def explained_and_also_seen(found: list) -> tuple:
+    """(the match that explains the raised exception or None, the other matches).
+
+    A record that only explains a warning in the output is never offered as the explanation of a
+    crash: it is listed as "also seen".
+    """
+    from .matching.matcher import WARNING
+
+    best = next((m for m in found if m.seen_as != WARNING), None)
+    return best, [m for m in found if m is not best]
 
 
 def explanation(exc: BaseException, root: Path | str | None = None) -> str | None:
     """What errkb prints after a traceback: cause, fix and verification of the matching record, or None."""
-    from .store import find_root
-
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return explain_text(text, Path(root) if root else find_root())
+    return explain_text(text, Path(root) if root else None)
 
 
 def explain_text(text: str, root: Path | None) -> str | None:
-    """The explanation for a pasted traceback or log, or None when no record matches."""
+    """The explanation for a pasted traceback or log, or None when no record matches.
+
+    `root` None: the catalog errkb finds (errkb.bundled.locate); NoCatalog when there is none.
+    """
+    from .bundled import locate
     from .matching import matcher_for
 
+    root = locate(root)
     matcher = matcher_for(root)
-    found = matcher.match(text, limit=3)
-    if not found:
+    best, others = explained_and_also_seen(matcher.match(text, limit=3))
+    if best is None and not others:
         return None
-    return render(found, root or Path.cwd())
+    return render(best, others, root)
 
 
-def render(found, root: Path) -> str:
-    best = found[0]
-    details = record_details(root, best.slug)
+def render(best, others: list, root: Path) -> str:
     rule = "-" * 72
+    if best is None:  # only a warning matched: it did not end the run
+        lines = ["", rule, "errkb: no record in the catalog matches the error that ended the run."]
+        lines += [_also_seen(others), rule]
+        return "\n".join(lines)
+    details = record_details(root, best.slug)
     lines = ["", rule, f"errkb: this looks like `{best.slug}` (score {best.score:.2f}; {best.why()})"]
     if details:
         lines += ["", "Cause:", textwrap.fill(_shorten(details.documentation), width=88, initial_indent="  ",
@@ -77,10 +95,17 @@ def render(found, root: Path) -> str:
         if details.exampleFix:
             lines += ["", "Example fix:", textwrap.indent(details.exampleFix, "    ")]
     lines += ["", "Verification: " + verification(root, best.slug)]
-    if len(found) > 1:
-        lines += ["Also close: " + ", ".join(f"{m.slug} ({m.score:.2f})" for m in found[1:])]
+    if others:
+        lines += [_also_seen(others)]
     lines += [f"More: errkb show {best.slug}", rule]
     return "\n".join(lines)
+
+
+def _also_seen(others: list) -> str:
+    def label(m) -> str:
+        return f"{m.slug} ({m.score:.2f}, a warning in the output)" if m.seen_as == "warning" else f"{m.slug} ({m.score:.2f})"
+
+    return "Also seen: " + ", ".join(label(m) for m in others)
 
 
 def _shorten(text: str) -> str:
@@ -112,8 +137,8 @@ def verification(root: Path, slug: str) -> str:
         where.append(f"python {run['python']}")
     devices = run.get("cuda_device_count")
     where.append(f"{devices} CUDA device(s)" if devices else "CPU only")
-    if run.get("host"):
-        where.append(run["host"])
+    if (run.get("ran_at") or "").startswith("http"):
+        where.append(run["ran_at"])
     text = f"{run.get('verdict')} on {run.get('started_at')} ({', '.join(where)})"
     if run.get("verdict") == "skipped" and run.get("reason"):
         text += f": {run['reason']}"
@@ -194,15 +219,16 @@ def run_and_explain(command: list[str], root: Path | None = None, err=None) -> i
 
 def _explain_failure(stderr_text: str, stdout_text: str, root: Path | None, err) -> None:
     from . import paste
-    from .store import find_root
+    from .bundled import NoCatalog
 
-    root = root or find_root()
     for text in (stderr_text, stdout_text):  # some tools log their tracebacks to stdout
         parsed = paste.parse(text)
         if not any(item.kind == "error" for item in parsed.raised):
             continue
         try:
             message = explain_text(text, root)
+        except NoCatalog as exc:
+            message = f"errkb: cannot explain this error: {exc}"
         except Exception as exc:  # noqa: BLE001 - never hide the command's own failure behind ours
             message = f"errkb: could not match this error ({type(exc).__name__}: {exc})"
         if message is None:
@@ -255,11 +281,13 @@ def install(root: Path | str | None = None) -> None:
 def _print_explanation(exc_type, exc, tb, root: Path | None) -> None:
     if exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
         return
-    try:
-        from .store import find_root
+    from .bundled import NoCatalog
 
+    try:
         text = "".join(traceback.format_exception(exc_type, exc, tb))
-        message = explain_text(text, root or find_root())
+        message = explain_text(text, root)
+    except NoCatalog as missing:
+        message = f"errkb: cannot explain this error: {missing}"
     except Exception:  # noqa: BLE001 - an excepthook must not fail
         return
     if message:

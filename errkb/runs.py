@@ -5,6 +5,7 @@ lastVerdict and its "verified on" summary."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
@@ -105,6 +106,26 @@ def sync(db: sqlite_utils.Database, root: Path) -> None:
     slugs = refresh_current(db, root)
     if "records" in db.table_names():
         refresh_records(db, sorted(slugs | gone_slugs))
+    if changed or gone or OBSERVED_TABLE not in db.table_names():
+        refresh_observed_messages(db)
+
+
+OBSERVED_TABLE = "observed_messages"
+
+
+def refresh_observed_messages(db: sqlite_utils.Database) -> None:
+    """Each wording of a record's error that a run actually observed (older releases word some errors
+    differently); the matcher accepts them as the record's own."""
+    if OBSERVED_TABLE not in db.table_names():
+        db[OBSERVED_TABLE].create({"slug": str, "message": str, "releases": str}, pk=("slug", "message"))
+    db.execute(f"delete from {OBSERVED_TABLE}")
+    seen: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for run in db.query(f"select slug, torch, library, library_version, observed_messages from {RUNS_TABLE} where observed_messages is not null"):
+        for message in json.loads(run["observed_messages"] or "[]"):
+            seen[(run["slug"], message)].add(" ".join(_release(run)))
+    db[OBSERVED_TABLE].insert_all(
+        {"slug": slug, "message": message, "releases": ", ".join(sorted(releases))} for (slug, message), releases in seen.items()
+    )
 
 
 def refresh_current(db: sqlite_utils.Database, root: Path) -> set[str]:
@@ -176,8 +197,11 @@ def _version_key(text: str | None):
         return Version("0")
 
 
-def _release(text: str | None) -> str:
-    return (text or "?").split("+")[0]
+def _release(run: dict) -> tuple[str, str]:
+    """What varies across a record's environments: torch's release, or for a record without torch its library's."""
+    if run.get("torch"):
+        return "torch", run["torch"].split("+")[0]
+    return run.get("library") or "?", (run.get("library_version") or "?").split("+")[0]
 
 
 def _hardware(run: dict) -> str:
@@ -193,13 +217,14 @@ def verified_on(runs: list[dict]) -> str | None:
 
     It names the releases that ran, one by one, and never a range: a release in between may behave otherwise.
     """
-    by_hardware: dict[str, set[str]] = defaultdict(set)
+    by_hardware: dict[tuple[str, str], set[str]] = defaultdict(set)
     for run in runs:
         if run["verdict"] == "verified":
-            by_hardware[_hardware(run)].add(_release(run.get("torch")))
+            name, release = _release(run)
+            by_hardware[(_hardware(run), name)].add(release)
     parts = [
-        f"torch {', '.join(sorted(releases, key=_version_key))} ({hardware})"
-        for hardware, releases in sorted(by_hardware.items(), key=lambda item: item[0] != "CPU")
+        f"{name} {', '.join(sorted(releases, key=_version_key))} ({hardware})"
+        for (hardware, name), releases in sorted(by_hardware.items(), key=lambda item: item[0][0] != "CPU")
     ]
     return "; ".join(parts) or None
 
@@ -226,3 +251,46 @@ def last_run(root: Path, slug: str) -> dict | None:
     except sqlite3.Error:  # no runs table yet, or an unreadable file
         return None
     return dict(found) if found else None
+
+
+REPRODUCED = ("verified", "fix-failed", "claim-failed")  # the documented error happened; the claims are another matter
+DRIFT_LINE = re.compile(r"raise line (\d+)")
+
+
+def _label(run: dict) -> str:
+    name, release = _release(run)
+    return f"{name} {release}"
+
+
+def matrix_summary(runs: list[dict], line_number: int | None) -> str | None:
+    """One line over a record's current results, e.g. `reproduces on torch 2.1.2, 2.5.1 (CPU); every claim held;
+    raise line moved in torch 2.14.1 (2854 → 2860); GPU: never run`. Releases are named one by one."""
+    ran = [r for r in runs if r["verdict"] != "skipped"]
+    if not runs:
+        return None
+    parts = []
+    by_hardware: dict[str, list[str]] = defaultdict(list)
+    for run in sorted(ran, key=lambda r: _version_key(_release(r)[1])):
+        if run["verdict"] in REPRODUCED:
+            by_hardware[_hardware(run)].append(_label(run))
+    if by_hardware:
+        parts.append("reproduces on " + "; ".join(f"{', '.join(labels)} ({hw})" for hw, labels in by_hardware.items()))
+    missing = [r for r in ran if r["verdict"] not in REPRODUCED]
+    if missing:
+        parts.append("not on " + ", ".join(f"{_label(r)} ({r['verdict']})" for r in missing))
+    reproduced = [r for r in ran if r["verdict"] in REPRODUCED]
+    if reproduced:
+        failed = [r for r in reproduced if r["verdict"] != "verified"]
+        parts.append("every claim held" + (" in each" if len(reproduced) > 1 else "") if not failed else
+                     "claims failed on " + ", ".join(f"{_label(r)} ({r.get('failed_claim') or r['verdict']})" for r in failed))
+    moved = {}
+    for run in reproduced:
+        found = DRIFT_LINE.search(run.get("drift") or "")
+        if found and line_number is not None:
+            moved.setdefault(found.group(1), []).append(_label(run))
+    for line, labels in moved.items():
+        parts.append(f"raise line moved in {', '.join(labels)} ({line_number} → {line})")
+    if not any(r.get("cuda_device_count") for r in ran):
+        skipped = {r["reason"] for r in runs if r["verdict"] == "skipped" and "CUDA" in (r.get("reason") or "")}
+        parts.append("GPU: never run" + (f" ({sorted(skipped)[0]})" if skipped else ""))
+    return "; ".join(parts)

@@ -195,7 +195,7 @@ def from_result(result) -> Verification:
         packages=dict(env.get("packages") or {}),
         library=f"{library['distribution']} {library['version']}" if library.get("version") else None,
         python=env.get("python"),
-        torchGitVersion=torch_facts.get("git_version"),
+        torchGitVersion=torch_facts.get("git_version") or env.get("torch_git_version"),
         torchBuild=torch_build(env.get("torch_facts"), env.get("cuda_version")),
         hardware=Hardware(
             cpu=env.get("cpu"), cpuCount=os.cpu_count(), gpus=list(env.get("cuda_devices") or []),
@@ -266,3 +266,20 @@ def is_current(verification: Verification, hashes: tuple[Optional[str], Optional
 
 def started(verification: Verification) -> datetime:
     return datetime.fromisoformat(verification.startedAt.replace("Z", "+00:00"))
+
+
+def for_record(root: Path, slug: str) -> list[dict]:
+    """The committed results of one record, newest first, each saying whether it is current (read from the
+    files, so a fresh clone shows them before any build)."""
+    hashes = current_hashes(root, slug)
+    entries = []
+    for path in sorted((root / VERIFICATIONS_DIR / slug).glob("*.json")):
+        v = load(path, root)
+        entries.append({
+            "path": path.relative_to(root).as_posix(), "environment": v.environment, "verdict": v.verdict,
+            "reason": v.reason, "failed_claim": v.failedClaim, "claims": [c.model_dump() for c in v.claims],
+            "packages": v.packages, "python": v.python, "torch_build": v.torchBuild,
+            "cuda_devices": v.hardware.gpuCount, "gpus": v.hardware.gpus, "drift": v.drift,
+            "started_at": v.startedAt, "current": is_current(v, hashes), "ran_at": v.ranAt.url or v.ranAt.kind,
+        })
+    return sorted(entries, key=lambda e: e["started_at"], reverse=True)

@@ -3,8 +3,8 @@ multiple of the batch size (4), so the last batch of the epoch holds a single sa
 batch norm needs more than one value per channel to compute a batch variance, and
 torch.nn.functional.batch_norm checks this up front (_verify_batch_size), raising "Expected more than 1
 value per channel when training, got input size torch.Size([1, 8])". The same check fires for a single
-sample pushed through a model still in train mode, and, on multi-GPU machines, when nn.DataParallel
-splits a small batch so that one replica gets one sample (not run here: it needs several GPUs). The
+sample pushed through a model still in train mode, and, on multi-GPU machines, when nn.DataParallel's
+torch.chunk split leaves one sample on a replica (10 on 4 GPUs: 3, 3, 3, 1; not run here: it needs GPUs). The
 demonstrations train the same epoch with drop_last=True (every step runs, losses are finite) and run
 single-sample inference after model.eval(), where the running statistics are used and the result equals
 the batched result for that sample; the record's exampleFix and validationCode run from its own text.
@@ -84,7 +84,9 @@ def example_fix():
 
 
 def guard():
-    """validationCode flags the trigger's training setup and passes the same setup in eval mode."""
+    """validationCode flags the trigger's loader (9 samples, batch_size=4) and passes it with drop_last=True."""
     model, dataset = _model(), _dataset()
-    assert not record.check("validationCode", {"model": model.train(), "dataset": dataset, "batch_size": 4})
-    assert record.check("validationCode", {"model": model.eval(), "dataset": dataset, "batch_size": 4})
+    assert not record.check("validationCode", {"model": model.train(), "loader": DataLoader(dataset, batch_size=4)})
+    fixed = DataLoader(dataset, batch_size=4, drop_last=True)
+    assert record.check("validationCode", {"model": model.train(), "loader": fixed})
+    assert not record.check("validationCode", {"model": model.train(), "loader": DataLoader(dataset, batch_size=1)})

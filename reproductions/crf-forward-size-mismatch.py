@@ -1,18 +1,22 @@
 """A hand-written "simplified" linear-chain CRF, offered as a faster drop-in for a library CRF, runs
 its forward (log-partition) recursion as
     alpha[mask_i].unsqueeze(1) + transitions + emissions[mask_i, i].unsqueeze(0)
-and then takes logsumexp over dim 0. The last term is laid out (1, batch, tags) while the first is
-(batch, 1, tags), so PyTorch's broadcasting lines the batch axis up against a tag axis: with any batch
-size different from the number of tags, the addition fails in ATen's infer_size
-(aten/src/ATen/ExpandUtils.cpp) with "The size of tensor a (tags) must match the size of tensor b
-(batch) at non-singleton dimension 1". (When batch == tags it runs silently and returns a wrong
-value, reducing over the batch instead of the previous tag.) The fix uses a recursion vectorised over
-the right axes, (batch, prev, 1) + (prev, next) + (batch, 1, next) with logsumexp over the previous
-tag and a masked update, or pytorch-crf; fix() checks it against brute-force enumeration of every tag
-path, padded sequences included, and against pytorch-crf. CPU only."""
+and then takes logsumexp over dim 0. The last term is laid out (1, n, tags) while the first is (n, 1, tags),
+n being the number of sequences still running at step i, so PyTorch's broadcasting lines the batch axis up
+against a tag axis: whenever n is neither 1 nor the number of tags the addition fails in ATen's infer_size
+(aten/src/ATen/ExpandUtils.cpp) with "The size of tensor a (tags) must match the size of tensor b (n) at
+non-singleton dimension 1". trigger() runs an unpadded batch of 8 with 5 tags. The demonstrations: pytorch-crf
+(solution 1) and a CRF written with the right axes and a gathered gold-path score (solution 2) give the
+per-sequence log-likelihoods of brute-force enumeration of every tag path, padded sequences included; the
+record's exampleFix "after" recursion runs as the fix and gives the brute-force log-partition; the record's
+validationCode flags the simplified CRF on the trigger's batch and passes the fixed one. CPU only."""
 NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "pytorch_crf", 2: "hand_written_fixed"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 
 import itertools
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -64,6 +68,10 @@ class VectorisedCRF(nn.Module):
         self.start_trans = nn.Parameter(torch.randn(num_tags))
         self.end_trans = nn.Parameter(torch.randn(num_tags))
 
+    def forward(self, emissions, tags, mask):
+        """Per-sequence negative log-likelihood, the simplified CRF's forward(emissions, tags, mask) interface."""
+        return -self.log_likelihood(emissions, tags, mask)
+
     def log_likelihood(self, emissions, tags, mask):
         """Per-sequence log p(tags | emissions) for right-padded, batch-first inputs; shape (batch,)."""
         return self.gold_score(emissions, tags, mask) - self.log_partition(emissions, mask)
@@ -88,64 +96,101 @@ class VectorisedCRF(nn.Module):
         return torch.logsumexp(alpha + self.end_trans, dim=1)
 
 
-def trigger():
+def _trigger_batch():
+    """The trigger's situation: an unpadded batch of 8 sequences of length 12 with 5 tags."""
     torch.manual_seed(0)
-    batch, seq_len, num_tags = 8, 12, 5  # any batch size other than the number of tags
-    crf = SimplifiedCRF(num_tags)
+    batch, seq_len, num_tags = 8, 12, 5
     emissions = torch.randn(batch, seq_len, num_tags)
     tags = torch.randint(num_tags, (batch, seq_len))
-    crf(emissions, tags)
+    return emissions, tags, torch.ones(batch, seq_len, dtype=torch.bool), num_tags
 
 
-def _brute_force_log_likelihood(crf, emissions, tags, mask):
-    """log p(gold path) by scoring every tag path of each sequence's true length."""
-    out = []
+def _padded_batch():
+    """A tiny padded batch for brute force: 3 tags, lengths 4, 2, 3, 1 (the number running changes every step)."""
+    torch.manual_seed(0)
+    num_tags, lengths = 3, [4, 2, 3, 1]
+    mask = torch.arange(max(lengths)).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    emissions = torch.randn(len(lengths), max(lengths), num_tags, dtype=torch.float64)
+    tags = torch.randint(num_tags, (len(lengths), max(lengths))) * mask  # padding positions hold tag 0
+    return emissions, tags, mask, num_tags
+
+
+def _brute_force(start, end, transitions, emissions, tags, mask):
+    """(log p(gold path), log Z) per sequence, by scoring every tag path of each sequence's true length."""
+    llh, log_z = [], []
     for b in range(emissions.size(0)):
         length = int(mask[b].sum())
         em = emissions[b, :length]
 
         def path_score(path):
-            s = crf.start_trans[path[0]] + em[0, path[0]] + crf.end_trans[path[-1]]
+            s = start[path[0]] + em[0, path[0]] + end[path[-1]]
             for t in range(1, length):
-                s = s + crf.transitions[path[t - 1], path[t]] + em[t, path[t]]
+                s = s + transitions[path[t - 1], path[t]] + em[t, path[t]]
             return s
 
-        all_paths = itertools.product(range(em.size(1)), repeat=length)
-        log_z = torch.logsumexp(torch.stack([path_score(p) for p in all_paths]), dim=0)
-        out.append(path_score(tags[b, :length].tolist()) - log_z)
-    return torch.stack(out)
+        paths = itertools.product(range(em.size(1)), repeat=length)
+        log_z.append(torch.logsumexp(torch.stack([path_score(p) for p in paths]), dim=0))
+        llh.append(path_score(tags[b, :length].tolist()) - log_z[-1])
+    return torch.stack(llh), torch.stack(log_z)
 
 
-def fix():
-    torch.manual_seed(0)
-    num_tags, lengths = 3, [4, 2, 3, 1]  # padded sequences, the first one unpadded
-    batch, seq_len = len(lengths), max(lengths)
-    mask = torch.arange(seq_len).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-    emissions = torch.randn(batch, seq_len, num_tags, dtype=torch.float64)
-    tags = torch.randint(num_tags, (batch, seq_len)) * mask  # padding positions hold tag 0
+def trigger():
+    emissions, tags, _, num_tags = _trigger_batch()  # 8 running sequences, 5 tags
+    SimplifiedCRF(num_tags)(emissions, tags)
 
+
+def pytorch_crf():
+    """Solution 1: pytorch-crf gives one log-likelihood per sequence, equal to brute force on a padded batch."""
+    emissions, tags, mask, num_tags = _padded_batch()
+    crf = CRF(num_tags, batch_first=True).double()
+    with torch.no_grad():
+        llh = crf(emissions, tags, mask=mask, reduction="none")
+        expected, _ = _brute_force(crf.start_transitions, crf.end_transitions, crf.transitions, emissions, tags, mask)
+    assert llh.shape == (len(tags),) and torch.allclose(llh, expected, atol=1e-10), (llh, expected)
+
+    emissions, tags, mask, num_tags = _trigger_batch()  # the trigger's shapes train
+    emissions.requires_grad_(True)
+    crf = CRF(num_tags, batch_first=True)
+    loss = -crf(emissions, tags, mask=mask, reduction="mean")
+    loss.backward()
+    assert torch.isfinite(loss) and loss > 0 and torch.isfinite(crf.transitions.grad).all()
+
+
+def hand_written_fixed():
+    """Solution 2: right axes in the recursion, gathered gold path: brute force and pytorch-crf agree with it."""
+    emissions, tags, mask, num_tags = _padded_batch()
     crf = VectorisedCRF(num_tags).double()
     with torch.no_grad():
         llh = crf.log_likelihood(emissions, tags, mask)
-        expected = _brute_force_log_likelihood(crf, emissions, tags, mask)
-    assert llh.shape == (batch,)
+        expected, _ = _brute_force(crf.start_trans, crf.end_trans, crf.transitions, emissions, tags, mask)
+    assert llh.shape == (len(tags),)
     assert torch.allclose(llh, expected, atol=1e-10), (llh, expected)
 
-    # pytorch-crf with the same parameters gives the same per-sequence log-likelihoods.
-    library = CRF(num_tags, batch_first=True).double()
-    with torch.no_grad():
-        library.transitions.copy_(crf.transitions)
-        library.start_transitions.copy_(crf.start_trans)
-        library.end_transitions.copy_(crf.end_trans)
-        from_library = library(emissions, tags, mask=mask, reduction="none")
-    assert torch.allclose(from_library, expected, atol=1e-10), (from_library, expected)
-
-    # The shapes that broke the simplified CRF now give a finite loss with gradients.
-    torch.manual_seed(0)
-    crf = VectorisedCRF(5)
-    emissions = torch.randn(8, 12, 5, requires_grad=True)
-    tags = torch.randint(5, (8, 12))
-    loss = -crf.log_likelihood(emissions, tags, torch.ones(8, 12, dtype=torch.bool)).mean()
+    emissions, tags, mask, num_tags = _trigger_batch()  # the shapes that broke the simplified CRF
+    emissions.requires_grad_(True)
+    crf = VectorisedCRF(num_tags)
+    loss = crf(emissions, tags, mask).mean()
     loss.backward()
     assert torch.isfinite(loss) and loss > 0
     assert torch.isfinite(crf.transitions.grad).all() and torch.isfinite(emissions.grad).all()
+
+
+def example_fix():
+    """The exampleFix's "after" recursion, run as the CRF's log-partition: it equals brute force, padding included."""
+    emissions, tags, mask, num_tags = _padded_batch()
+    crf = VectorisedCRF(num_tags).double()
+    with torch.no_grad():
+        names = record.run("exampleFix", {"self": crf, "emissions": emissions, "mask": mask, "torch": torch}, section="after")
+        _, expected = _brute_force(crf.start_trans, crf.end_trans, crf.transitions, emissions, tags, mask)
+    assert names["log_partition"].shape == (len(tags),)
+    assert torch.allclose(names["log_partition"], expected, atol=1e-10), (names["log_partition"], expected)
+
+
+def guard():
+    """validationCode flags the simplified CRF on the trigger's batch and passes the fixed CRF on it."""
+    emissions, tags, mask, num_tags = _trigger_batch()
+    situation = {"torch": torch, "num_tags": num_tags, "emissions": emissions, "tags": tags, "mask": mask}
+    assert not record.check("validationCode", dict(situation, my_crf=SimplifiedCRF(num_tags)))
+    assert record.check("validationCode", dict(situation, my_crf=VectorisedCRF(num_tags)))
+
+

@@ -20,17 +20,26 @@ back with a plain pickle.Unpickler and checks every persistent id is ("storage",
 "cuda:0", numel) before the file is used. The extra
 tagger's deserializer always returns None, so loading goes through PyTorch's own deserializers. The
 tensors are never on a GPU and no CUDA call is faked: the error comes from the real
-torch.cuda.is_available() of this machine. fix() loads the same file with map_location="cpu" (and torch.device("cpu"))
-and checks the tensors' values, dtype and device, then re-saves them and checks the new file records "cpu"
-and loads without map_location.
+torch.cuda.is_available() of this machine. Solution 1 loads the same file with map_location="cpu" (and
+torch.device("cpu")) and checks the tensors' values, dtype and device; solution 2 converts the file once
+(load with map_location="cpu", save again) and checks the new file records "cpu" and loads without
+map_location. The record's exampleFix "after" part runs on a ckpt.pt written the same way, into an
+nn.Linear(3, 2) whose state_dict has these shapes. Every stage first sets CUDA_VISIBLE_DEVICES='' (a listed
+real cause), so that on a GPU machine it runs as on a machine without CUDA; on a CPU-only one nothing changes.
 """
 
 NEEDS = {"packages": {"torch": ">=2.6"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "map_location_cpu", 2: "convert_once"}
+CODE = {"exampleFix": "example_fix"}
 
 import io
+import os
 import pickle
+import tempfile
 import zipfile
 from collections import OrderedDict
+
+import errkb_record as record
 
 import torch
 import torch.serialization
@@ -102,30 +111,62 @@ def _cuda_checkpoint(state_dict):
     return data
 
 
+def _no_visible_gpu():
+    """Hide any GPU the way a job script with CUDA_VISIBLE_DEVICES='' does, before the first CUDA call of this
+    stage's process; on a CPU-only machine (or a CPU build) nothing changes. The error is then the real
+    torch.cuda.is_available() being False."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    return "no CUDA device visible (CUDA_VISIBLE_DEVICES='')"
+
+
 def trigger():
+    variant = _no_visible_gpu()
     data = _cuda_checkpoint(_state_dict())
     torch.load(io.BytesIO(data))  # no map_location; weights_only defaults to True
 
 
-def fix():
+def _equal_on_cpu(loaded, expected):
+    assert list(loaded) == list(expected)
+    for name, tensor in expected.items():
+        assert loaded[name].device.type == "cpu" and loaded[name].dtype == tensor.dtype
+        assert torch.equal(loaded[name], tensor)
+
+
+def map_location_cpu():
+    """Solution 1: torch.load(..., map_location='cpu') (or torch.device('cpu'))."""
+    _no_visible_gpu()
     expected = _state_dict()
     data = _cuda_checkpoint(expected)
-    loaded = None
     for kwargs in ({"map_location": "cpu"}, {"map_location": torch.device("cpu"), "weights_only": True}):
-        loaded = torch.load(io.BytesIO(data), **kwargs)
-        assert list(loaded) == list(expected)
-        for name, tensor in expected.items():
-            assert loaded[name].device.type == "cpu"
-            assert loaded[name].dtype == tensor.dtype
-            assert torch.equal(loaded[name], tensor)
+        _equal_on_cpu(torch.load(io.BytesIO(data), **kwargs), expected)
 
-    # Converting the file once: re-saving the CPU-mapped tensors records them as "cpu", so a plain
-    # torch.load (no map_location) then works on this machine.
-    buf = io.BytesIO()
-    torch.save(loaded, buf)
-    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+
+def convert_once():
+    """Solution 2: load with map_location='cpu', save again; the new file records 'cpu' and loads plainly."""
+    _no_visible_gpu()
+    expected = _state_dict()
+    converted = io.BytesIO()
+    torch.save(torch.load(io.BytesIO(_cuda_checkpoint(expected)), map_location="cpu"), converted)
+    with zipfile.ZipFile(io.BytesIO(converted.getvalue())) as z:
         (pkl_name,) = [n for n in z.namelist() if n.endswith("/data.pkl")]
         assert [pid[3] for pid in _persistent_ids(z.read(pkl_name))] == ["cpu"] * len(expected)
-    buf.seek(0)
-    reloaded = torch.load(buf)
-    assert all(torch.equal(reloaded[name], tensor) for name, tensor in expected.items())
+    converted.seek(0)
+    _equal_on_cpu(torch.load(converted), expected)  # no map_location
+
+
+def example_fix():
+    """The exampleFix's "after" part on a ckpt.pt saved from cuda:0, loaded into a model with those shapes."""
+    _no_visible_gpu()
+    expected = _state_dict()
+    model = torch.nn.Linear(3, 2)
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "ckpt.pt"), "wb") as f:
+            f.write(_cuda_checkpoint(expected))
+        cwd = os.getcwd()
+        os.chdir(folder)
+        try:
+            record.run("exampleFix", {"torch": torch, "model": model}, section="after")
+        finally:
+            os.chdir(cwd)
+    assert next(model.parameters()).device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    _equal_on_cpu(OrderedDict((k, v.cpu()) for k, v in model.state_dict().items()), expected)

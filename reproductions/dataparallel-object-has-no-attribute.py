@@ -4,11 +4,16 @@ as its child "module"; it does not forward unknown attribute lookups to it, so P
 nn.Module.__getattr__, which only knows parameters, buffers and submodules and raises
 "'DataParallel' object has no attribute 'predict'". The wrapping happens the same way without GPUs
 (DataParallel then just calls the inner model), so this CPU run reaches the same raise site as a
-multi-GPU run. fix() reaches the attribute through model.module and checks the results equal the
-unwrapped model's, and that the wrapper's own forward still works.
+multi-GPU run. The demonstrations reach the attribute through model.module, and through a reference to
+the unwrapped network kept before wrapping; both check the results equal the inner model's and that the
+wrapper's own forward still works. The record's exampleFix and typeGuard run from its own text.
 """
 
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "through_module", 2: "keep_reference"}
+CODE = {"exampleFix": "example_fix", "typeGuard": "type_guard"}
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -38,7 +43,8 @@ def trigger():
     model.predict(torch.randn(2, 4))  # AttributeError from nn.Module.__getattr__
 
 
-def fix():
+def through_module():
+    """Solution 1: custom methods and attributes through the wrapper's .module."""
     model = _wrapped()
     x = torch.randn(6, 4)
     inner = model.module
@@ -47,9 +53,36 @@ def fix():
     assert preds.shape == (6,)
     assert torch.equal(preds, inner(x).argmax(dim=-1))
     assert model.module.num_classes == 3
-    # Submodules of the inner model are also only reachable through .module (model.fc would fail the
-    # same way); calling the wrapper itself is unchanged.
+    # Submodules of the inner model are also only reachable through .module; the wrapper's forward is unchanged.
     assert model.module.fc is inner.fc
     assert not hasattr(model, "fc")
     with torch.no_grad():
         assert torch.equal(model(x), inner(x))
+
+
+def keep_reference():
+    """Solution 2: keep the unwrapped network and use it for everything except the forward pass."""
+    torch.manual_seed(0)
+    net = Classifier()
+    model = nn.DataParallel(net)
+    x = torch.randn(6, 4)
+    preds = net.predict(x)
+    assert net.num_classes == 3 and preds.shape == (6,)
+    with torch.no_grad():
+        assert torch.equal(preds, model(x).argmax(dim=-1))  # the same weights as the wrapper's forward
+    assert model.module is net
+
+
+def example_fix():
+    """The exampleFix's "after" part, with the reproduction's Classifier and a batch."""
+    x = torch.randn(5, 4)
+    names = record.run("exampleFix", {"nn": nn, "Classifier": Classifier, "x": x}, section="after")
+    assert names["preds"].shape == (5,) and names["logits"].shape == (5, 3)
+    assert torch.equal(names["preds"], names["logits"].argmax(dim=-1))
+
+
+def type_guard():
+    """typeGuard's predicate is false for the wrapper (the trigger's model) and true for the inner model."""
+    model = _wrapped()
+    assert not record.check("typeGuard", {"torch": torch, "model": model}, expr="has_own_attributes(model)")
+    assert record.check("typeGuard", {"torch": torch, "model": model.module}, expr="has_own_attributes(model)")

@@ -2,13 +2,21 @@
 model's parameters are on the CPU: the script runs on a CPU-only machine, or the model was never moved
 to its GPU before wrapping. device_ids only means something for a module that lives on one accelerator,
 so DistributedDataParallel.__init__ refuses the CPU module (ValueError in current releases, an
-AssertionError with older wording in releases before about 1.9). Both stages run on CPU with a
-one-process gloo group whose rendezvous is a file on local disk."""
+AssertionError with older wording in releases before about 1.9). Every stage runs on CPU with a
+one-process gloo group whose rendezvous is a file in a temporary directory. The demonstrations wrap the
+same CPU model without device_ids (solution 1) and with device_ids derived from the parameters' devices
+(solution 2), and each runs a forward/backward/optimizer step that changes the parameters; the record's
+exampleFix and validationCode run from its own text."""
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "no_device_ids", 2: "derived_device_ids"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 
+import contextlib
 import os
 import sys
 import tempfile
+
+import errkb_record as record
 
 import torch
 import torch.distributed as dist
@@ -16,10 +24,16 @@ import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
-def _init_group(tmp):
+@contextlib.contextmanager
+def _group():
     if sys.platform.startswith("linux"):
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # keep gloo on the loopback interface
-    dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "rendezvous"), rank=0, world_size=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "rendezvous"), rank=0, world_size=1)
+        try:
+            yield
+        finally:
+            dist.destroy_process_group()
 
 
 def _model():
@@ -35,34 +49,54 @@ def _device_ids_for(module):
     return None
 
 
+def _step(ddp):
+    """One training step; checks the loss is finite and the parameters changed."""
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    before = [p.detach().clone() for p in ddp.parameters()]
+    loss = ddp(torch.randn(8, 6)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    assert torch.isfinite(loss)
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in ddp.parameters())
+    assert any(not torch.equal(b, p) for b, p in zip(before, ddp.parameters())), "the step changed nothing"
+
+
 def trigger():
-    with tempfile.TemporaryDirectory() as tmp:
-        _init_group(tmp)
-        try:
-            local_rank = 0
-            DDP(_model(), device_ids=[local_rank])  # the model is still on the CPU
-        finally:
-            dist.destroy_process_group()
+    with _group():
+        local_rank = 0
+        DDP(_model(), device_ids=[local_rank])  # the model is still on the CPU
 
 
-def fix():
-    with tempfile.TemporaryDirectory() as tmp:
-        _init_group(tmp)
-        try:
-            model = _model()
-            device_ids = _device_ids_for(model)
-            assert device_ids is None
-            ddp = DDP(model, device_ids=device_ids)
-            assert ddp.device_ids is None and ddp.output_device is None
+def no_device_ids():
+    """Solution 1: the CPU module is wrapped without device_ids / output_device."""
+    with _group():
+        ddp = DDP(_model())
+        assert ddp.device_ids is None and ddp.output_device is None
+        _step(ddp)
 
-            optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
-            x = torch.randn(8, 6)
-            before = [p.detach().clone() for p in ddp.parameters()]
-            loss = ddp(x).pow(2).mean()
-            loss.backward()
-            optimizer.step()
-            assert torch.isfinite(loss)
-            assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in ddp.parameters())
-            assert any(not torch.equal(b, p) for b, p in zip(before, ddp.parameters())), "the step changed nothing"
-        finally:
-            dist.destroy_process_group()
+
+def derived_device_ids():
+    """Solution 2: device_ids computed from where the parameters are (None for this CPU module)."""
+    with _group():
+        model = _model()
+        device_ids = _device_ids_for(model)
+        assert device_ids is None
+        ddp = DDP(model, device_ids=device_ids)
+        assert ddp.device_ids is None
+        _step(ddp)
+
+
+def example_fix():
+    """The exampleFix's "after" part on the trigger's CPU model (on this CPU-only run it takes the CPU branch)."""
+    with _group():
+        names = record.run("exampleFix", {"torch": torch, "DDP": DDP, "model": _model(), "local_rank": 0}, section="after")
+        assert isinstance(names["model"], DDP)
+        _step(names["model"])
+    return "cuda branch" if torch.cuda.is_available() else "cpu: CPU branch (no GPU on this machine)"
+
+
+def guard():
+    """validationCode flags device_ids=[0] with the CPU model and passes device_ids=None."""
+    model = _model()
+    assert not record.check("validationCode", {"model": model, "device_ids": [0]})
+    assert record.check("validationCode", {"model": model, "device_ids": None})

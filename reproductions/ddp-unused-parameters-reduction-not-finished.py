@@ -3,13 +3,21 @@ for later, a branch switched off). DDP's reducer waits for a gradient from every
 finishes the gradient all-reduce; the unused layer never produces one, so the first backward leaves
 the reduction unfinished and the second iteration's forward fails in C++
 (Reducer::ensure_prior_reduction_finished, torch/csrc/distributed/c10d/reducer.cpp). Runs on CPU
-with a one-process gloo group whose rendezvous is a file on local disk; the same happens with NCCL
-on GPUs and with any world size."""
+with a one-process gloo group whose rendezvous is a file in a temporary directory; the same happens
+with NCCL on GPUs and with any world size. The demonstrations train three steps each: without the
+unused layer and with it frozen (solution 1), with find_unused_parameters=True (solution 2), and with
+static_graph=True (solution 3). The record's exampleFix and validationCode run from its own text."""
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 90}
+SOLUTIONS = {1: "remove_or_freeze", 2: "find_unused", 3: "static_graph"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 
+import contextlib
+import math
 import os
 import sys
 import tempfile
+
+import errkb_record as record
 
 import torch
 import torch.distributed as dist
@@ -40,65 +48,97 @@ class Tagger(nn.Module):
         return self.head(torch.relu(self.encoder(x)))
 
 
-def _init_group(tmp):
+@contextlib.contextmanager
+def _group():
     if sys.platform.startswith("linux"):
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # keep gloo on the loopback interface
-    dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "rendezvous"), rank=0, world_size=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "rendezvous"), rank=0, world_size=1)
+        try:
+            yield
+        finally:
+            dist.destroy_process_group()
+
+
+def _batch():
+    return torch.randn(16, 8), torch.randint(3, (16,))
+
+
+def _compute_loss(model, batch):
+    x, y = batch
+    return nn.functional.cross_entropy(model(x), y)
 
 
 def _train(model, steps=2):
-    """Plain training steps; returns the losses."""
+    """Plain training steps; returns the losses and checks the trained parameters changed."""
     torch.manual_seed(1)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    before = [p.detach().clone() for p in trainable]
+    optimizer = torch.optim.SGD(trainable, lr=0.1)
     losses = []
     for _ in range(steps):
-        x, y = torch.randn(16, 8), torch.randint(3, (16,))
-        loss = nn.functional.cross_entropy(model(x), y)
+        loss = _compute_loss(model, _batch())
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
+    assert len(losses) == steps and all(math.isfinite(v) for v in losses), losses
+    assert any(not torch.equal(b, p) for b, p in zip(before, trainable)), "the steps changed nothing"
     return losses
 
 
 def trigger():
-    with tempfile.TemporaryDirectory() as tmp:
-        _init_group(tmp)
-        try:
-            torch.manual_seed(0)
-            _train(DDP(TaggerWithSpareHead()))  # the second forward raises
-        finally:
-            dist.destroy_process_group()
+    with _group():
+        torch.manual_seed(0)
+        _train(DDP(TaggerWithSpareHead()))  # the second forward raises
 
 
-def fix():
-    with tempfile.TemporaryDirectory() as tmp:
-        _init_group(tmp)
-        try:
-            # Preferred: every parameter DDP sees takes part in the loss.
-            torch.manual_seed(0)
-            losses = _train(DDP(Tagger()), steps=3)
-            assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses))), losses
+def remove_or_freeze():
+    """Solution 1: every parameter DDP sees takes part in the loss: drop the layer, or freeze it before wrapping."""
+    with _group():
+        torch.manual_seed(0)
+        _train(DDP(Tagger()), steps=3)
 
-            # Or keep the layer but freeze it before wrapping: DDP only tracks parameters that require grad.
-            torch.manual_seed(0)
-            spare = TaggerWithSpareHead()
-            spare.aux_head.requires_grad_(False)
-            losses = _train(DDP(spare), steps=3)
-            assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses))), losses
+        torch.manual_seed(0)
+        spare = TaggerWithSpareHead()
+        spare.aux_head.requires_grad_(False)  # DDP only tracks parameters that require grad
+        frozen = spare.aux_head.weight.detach().clone()
+        _train(DDP(spare), steps=3)
+        assert torch.equal(spare.aux_head.weight, frozen)
 
-            # When the spare parameter must stay trainable: let DDP look for unused parameters each iteration.
-            torch.manual_seed(0)
-            model = DDP(TaggerWithSpareHead(), find_unused_parameters=True)
-            losses = _train(model, steps=3)
-            assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses))), losses
-            assert model.module.aux_head.weight.grad is None
-            assert model.module.head.weight.grad is not None
 
-            # If the set of unused parameters is the same in every iteration, static_graph=True also works.
-            torch.manual_seed(0)
-            model = DDP(TaggerWithSpareHead(), static_graph=True)
-            losses = _train(model, steps=3)
-            assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses))), losses
-        finally:
-            dist.destroy_process_group()
+def find_unused():
+    """Solution 2: find_unused_parameters=True marks the unused layer ready after each forward."""
+    with _group():
+        torch.manual_seed(0)
+        model = DDP(TaggerWithSpareHead(), find_unused_parameters=True)
+        _train(model, steps=3)
+        assert model.module.aux_head.weight.grad is None
+        assert model.module.head.weight.grad is not None
+
+
+def static_graph():
+    """Solution 3: static_graph=True, for a set of unused parameters that is the same in every iteration."""
+    with _group():
+        torch.manual_seed(0)
+        model = DDP(TaggerWithSpareHead(), static_graph=True)
+        _train(model, steps=3)
+        assert model.module.aux_head.weight.grad is None
+
+
+def example_fix():
+    """The exampleFix's two "after" lines (preferred, then the fallback); the model it leaves trains."""
+    with _group():
+        torch.manual_seed(0)
+        names = record.run(
+            "exampleFix", {"DDP": DDP, "Tagger": Tagger, "TaggerWithSpareHead": TaggerWithSpareHead}, section="after"
+        )
+        _train(names["model"], steps=3)
+
+
+def guard():
+    """validationCode flags the model with the spare head and passes the model without it."""
+    torch.manual_seed(0)
+    names = {"compute_loss": _compute_loss, "batch": _batch()}
+    assert not record.check("validationCode", dict(names, model=TaggerWithSpareHead()))
+    assert record.check("validationCode", dict(names, model=Tagger()))

@@ -8,11 +8,17 @@ tensors on cuda:0 (when checking argument in method wrapper_CUDA__index_select)"
 Needs one CUDA GPU: the generated device check exists only in the wrappers of backends with device guards
 (CUDA and the like); the CPU and Meta wrappers have none, so a CPU-only build has no path to this raise
 site (meta weights with CPU ids simply give a meta result) and there is no CPU variant.
-fix() moves the ids to the embedding's device and builds the position ids inside forward with
-device=ids.device: the output then equals the same model's output on the CPU, and a backward pass runs.
+The demonstrations: move the ids to the embedding's device (solution 1; the output then equals the same
+model's output on the CPU and a backward pass gives finite gradients), and, for a model that builds its
+position ids with the CPU default inside forward, build them with device=ids.device instead (solution 2).
+The record's exampleFix and validationCode run from its own text.
 """
 
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 1, "timeout_s": 60}
+SOLUTIONS = {1: "move_ids", 2: "create_in_forward_on_device"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -31,26 +37,26 @@ class TinyTokenModel(nn.Module):
         return self.head(self.tok(ids) + self.pos(positions))
 
 
-def _model_and_ids():
+class CpuPositionsModel(TinyTokenModel):
+    """The same model with the position ids made with the CPU default."""
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1])
+        return self.head(self.tok(ids) + self.pos(positions))
+
+
+def _model_and_ids(cls=TinyTokenModel):
     torch.manual_seed(0)
-    model = TinyTokenModel()
+    model = cls()
     ids = torch.randint(0, 50, (4, 10))  # a batch of token ids, as a DataLoader yields it: on the CPU
     return model, ids
 
 
-def _fixed_run(device):
-    """The documented fix on `device`; the output is checked against the same model on the CPU."""
-    model, ids = _model_and_ids()
-    expected = model(ids).detach()  # reference: everything on the CPU
-    model = model.to(device)
-    ids = ids.to(model.tok.weight.device)  # the fix: the ids go where the embedding is
-    out = model(ids)
+def _check_output(model, ids, out, expected):
     assert out.device == model.tok.weight.device
     assert torch.allclose(out.detach().cpu(), expected, rtol=1e-5, atol=1e-6)
     out.float().pow(2).mean().backward()
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
-    # the rows looked up are exactly the CPU rows
-    assert torch.equal(model.tok(ids).detach().cpu(), _model_and_ids()[0].tok(ids.cpu()).detach())
 
 
 def trigger():
@@ -61,6 +67,54 @@ def trigger():
     return variant
 
 
-def fix():
-    _fixed_run("cuda:0")
-    return "cuda: ids moved to the embedding's device, position ids made with device=ids.device"
+def move_ids():
+    """Solution 1: the ids go to the device of the embedding that uses them."""
+    model, ids = _model_and_ids()
+    expected = model(ids).detach()  # reference: everything on the CPU
+    model = model.to("cuda:0")
+    ids = ids.to(model.tok.weight.device)
+    _check_output(model, ids, model(ids), expected)
+    return "cuda: ids moved to the embedding's device"
+
+
+def create_in_forward_on_device():
+    """Solution 2: position ids made in forward with device=ids.device instead of the CPU default."""
+    broken, ids = _model_and_ids(CpuPositionsModel)
+    expected = broken(ids).detach()  # on the CPU both forwards agree
+    broken = broken.to("cuda:0")
+    try:
+        broken(ids.to("cuda:0"))
+    except RuntimeError as exc:  # the situation solution 2 is about: CPU positions under a CUDA table
+        assert "index is on cpu" in str(exc), exc
+    else:
+        raise AssertionError("CPU position ids under a CUDA position table did not fail")
+    model, ids = _model_and_ids(TinyTokenModel)  # same weights (same seed), positions made on ids.device
+    model = model.to("cuda:0")
+    ids = ids.to("cuda:0")
+    _check_output(model, ids, model(ids), expected)
+    return "cuda: position ids made with device=ids.device"
+
+
+def example_fix():
+    """The exampleFix's "after" part with the reproduction's model and a tokenizer stand-in that returns CPU ids."""
+    model, ids = _model_and_ids()
+    expected = model(ids).detach()
+
+    def tokenizer(texts, return_tensors="pt", padding=True):
+        assert return_tensors == "pt"
+        return {"input_ids": ids[: len(texts)], "attention_mask": torch.ones_like(ids[: len(texts)])}
+
+    names = record.run("exampleFix", {"model": model, "tokenizer": tokenizer, "texts": ["a", "b", "c", "d"]}, section="after")
+    logits = names["logits"]
+    assert logits.device.type == "cuda"
+    assert torch.allclose(logits.detach().cpu(), expected, rtol=1e-5, atol=1e-6)
+    return "cuda: the record's after part"
+
+
+def guard():
+    """validationCode flags CPU ids under the CUDA model and passes them once moved."""
+    model, ids = _model_and_ids()
+    model = model.to("cuda:0")
+    assert not record.check("validationCode", {"model": model, "ids": ids})
+    assert record.check("validationCode", {"model": model, "ids": ids.to("cuda:0")})
+    return "cuda: the record's guard"

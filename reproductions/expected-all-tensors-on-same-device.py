@@ -8,11 +8,17 @@ CPU variant: ordinary operations on meta and CPU tensors are stopped earlier by 
 functions, with another message, so the stand-in calls ATen's structured SiLU backward kernel directly
 (torch.ops.aten.silu_backward) with the gradient on the meta device and the saved input on the CPU; its
 TensorIterator reaches the same compute_types check and raises the same message with "meta and cpu".
-fix() puts every operand on one device: on the GPU, the loss then equals the same loss computed on the CPU
-and a training step runs; in the CPU variant, the kernel's result equals autograd's SiLU gradient.
+The demonstrations: move the stray operand to the other's device (solution 1), and create the helper
+tensor on the device of the tensor it is combined with (solution 2); on the GPU the loss equals the same
+loss computed on the CPU and a backward pass runs, in the CPU variant the kernel runs on one device and
+its result equals autograd's SiLU gradient. The record's exampleFix and validationCode run from its text.
 """
 
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "move_operand", 2: "create_on_device"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -34,6 +40,20 @@ def _regression_batch():
     return model, x, target
 
 
+def _stand_in():
+    """The CPU variant's operands: the gradient on meta, the saved input on the CPU."""
+    torch.manual_seed(0)
+    return torch.rand(8, 4).to("meta"), torch.randn(8, 4)
+
+
+def _silu_grad_matches(grad, x):
+    """The kernel's values on one device equal autograd's SiLU gradient."""
+    result = torch.ops.aten.silu_backward(grad, x)
+    leaf = x.clone().requires_grad_(True)
+    (expected,) = torch.autograd.grad(F.silu(leaf), leaf, grad_outputs=grad)
+    assert torch.allclose(result, expected, rtol=1e-6, atol=1e-7)
+
+
 def trigger():
     if _on_gpu():
         variant = CUDA
@@ -43,19 +63,19 @@ def trigger():
         loss = ((pred - target) ** 2).mean()  # target is still on the CPU
         return variant
     variant = META
-    grad = torch.ones(8, 4, device="meta")
-    saved_input = torch.randn(8, 4)  # on the CPU
+    grad, saved_input = _stand_in()
     torch.ops.aten.silu_backward(grad, saved_input)
     return variant
 
 
-def fix():
+def move_operand():
+    """Solution 1: the stray operand goes to the device of the other one."""
     if _on_gpu():
         model, x, target = _regression_batch()
         reference = F.mse_loss(model(x), target)  # the same loss, all on the CPU
         model = model.to("cuda:0")
         pred = model(x.to("cuda:0"))
-        target = target.to(pred.device)  # the fix: every operand on the model's device
+        target = target.to(pred.device)
         loss = ((pred - target) ** 2).mean()
         assert loss.device == pred.device
         assert torch.allclose(loss.cpu(), reference.detach(), rtol=1e-5, atol=1e-6)
@@ -63,13 +83,65 @@ def fix():
         assert torch.isfinite(loss)
         assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
         return CUDA
+    grad, saved_input = _stand_in()
+    out = torch.ops.aten.silu_backward(grad, saved_input.to(grad.device))
+    assert out.device == grad.device and out.shape == saved_input.shape
     torch.manual_seed(0)
-    x = torch.randn(8, 4)
-    grad = torch.rand(8, 4)
-    on_meta = torch.ops.aten.silu_backward(grad.to("meta"), x.to("meta"))  # both on one device
-    assert on_meta.device.type == "meta" and on_meta.shape == x.shape
-    result = torch.ops.aten.silu_backward(grad, x)  # both on the CPU: real values to check
-    leaf = x.clone().requires_grad_(True)
-    (expected,) = torch.autograd.grad(F.silu(leaf), leaf, grad_outputs=grad)
-    assert torch.allclose(result, expected, rtol=1e-6, atol=1e-7)
+    _silu_grad_matches(torch.rand(8, 4), saved_input)  # the same call with real values on one device
     return META
+
+
+def create_on_device():
+    """Solution 2: a constant weight tensor is made on the device of the tensor it multiplies."""
+    values = [1.0, 2.0, 0.5, 1.0, 1.0, 3.0, 1.0, 0.25]
+    if _on_gpu():
+        model, x, target = _regression_batch()
+        reference = (((model(x) - target) ** 2).squeeze(1) * torch.tensor(values)).mean()  # all on the CPU
+        model = model.to("cuda:0")
+        pred = model(x.to("cuda:0"))
+        target = target.to(pred.device)
+        weight = torch.tensor(values, device=pred.device)  # created where pred is
+        assert torch.equal(pred.new_tensor(values), weight)
+        loss = (((pred - target) ** 2).squeeze(1) * weight).mean()
+        assert torch.allclose(loss.cpu(), reference.detach(), rtol=1e-5, atol=1e-6)
+        loss.backward()
+        assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+        return CUDA
+    grad, _ = _stand_in()
+    table = [values] * 4
+    helper = torch.tensor(table, device=grad.device).t()  # made on the gradient's device, not the CPU default
+    assert helper.device == grad.device == grad.new_tensor(table).device
+    out = torch.ops.aten.silu_backward(grad, helper)
+    assert out.device == grad.device and out.shape == grad.shape
+    torch.manual_seed(0)
+    _silu_grad_matches(torch.rand(8, 4), torch.tensor(table).t())
+    return META
+
+
+def example_fix():
+    """The exampleFix's "after" loop over a loader of CPU batches, with the model on the device."""
+    model, x, target = _regression_batch()
+    loader = [(x[:4], target[:4]), (x[4:], target[4:])]
+    device = "cuda:0" if _on_gpu() else "meta"
+    reference = F.mse_loss(model(x[4:]), target[4:]).detach()
+    names = record.run("exampleFix", {"loader": loader, "model": model.to(device), "device": device}, section="after")
+    loss = names["loss"]
+    assert loss.device == torch.device(device) and loss.shape == ()
+    if _on_gpu():
+        assert torch.allclose(loss.cpu(), reference, rtol=1e-5, atol=1e-6)
+        return CUDA
+    return "cpu: meta-device stand-in (model and batches moved to meta)"
+
+
+def guard():
+    """validationCode flags operands on two devices and passes them once on one device."""
+    if _on_gpu():
+        model, x, target = _regression_batch()
+        pred = model.to("cuda:0")(x.to("cuda:0"))
+        variant = CUDA
+    else:
+        pred, target = _stand_in()
+        variant = META
+    assert not record.check("validationCode", {"pred": pred, "target": target})
+    assert record.check("validationCode", {"pred": pred, "target": target.to(pred.device)})
+    return variant

@@ -7,11 +7,17 @@ tensor: "... but got 2D cpu Long tensor". Two variants, chosen by the hardware a
 - with a CUDA device, the usual cause: the batch and its 1-D lengths moved to the GPU together
   ("... but got 1D cuda:0 Long tensor");
 - without one, the 2-D case above, a real cause on a CPU-only machine.
-fix() passes the lengths as a 1-D CPU tensor (flattened, `.cpu()`) and as a plain list, then checks that an
-LSTM runs on the packed batch and that unpacking gives back the input and lengths.
+The demonstrations pass the lengths as a 1-D CPU tensor (solution 1: flattened, `.cpu()`) and as a plain list
+(solution 2), then check that an LSTM runs on the packed batch and that unpacking gives back the input and
+lengths. The record's exampleFix "after" part runs on the trigger's batch; its validationCode and typeGuard flag
+the trigger's lengths and pass the fixed ones.
 """
 
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "flat_cpu_tensor", 2: "python_list"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard", "typeGuard": "type_guard"}
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -58,19 +64,65 @@ def trigger():
     pack_padded_sequence(x, lengths, batch_first=True)  # RuntimeError from the C++ op
 
 
-def fix():
+def _trigger_situation():
+    """The trigger's batch and lengths: 2-D lengths on CPU, or 1-D lengths moved to the GPU with the batch."""
     x, lengths = _batch()
-    device = _device()
-    x, lengths = x.to(device), lengths.to(device)
-    lstm = nn.LSTM(FEATURES, 6, batch_first=True).to(device)
-    for good_lengths in (lengths.view(-1).cpu(), lengths.view(-1).tolist()):
-        packed = pack_padded_sequence(x, good_lengths, batch_first=True)
-        assert packed.batch_sizes.tolist() == [3, 3, 2, 1, 1]
-        out, _ = lstm(packed)
-        padded_out, out_lengths = pad_packed_sequence(out, batch_first=True)
-        assert padded_out.shape == (len(LENGTHS), MAX_LEN, 6)
-        assert torch.isfinite(padded_out).all()
-        unpacked, unpacked_lengths = pad_packed_sequence(packed, batch_first=True, total_length=MAX_LEN)
-        assert torch.equal(unpacked, x)
-        assert unpacked_lengths.tolist() == LENGTHS == out_lengths.tolist()
-    return f"{device.type}: 1-D CPU lengths (flattened tensor and list)"
+    if _device().type == "cuda":
+        return x.to(_device()), lengths.view(-1).to(_device())
+    return x, lengths
+
+
+def _packs(x, lengths):
+    """Assert the batch packs, an LSTM runs on it, and unpacking gives back the input and lengths."""
+    lstm = nn.LSTM(FEATURES, 6, batch_first=True).to(x.device)
+    packed = pack_padded_sequence(x, lengths, batch_first=True)
+    assert packed.batch_sizes.tolist() == [3, 3, 2, 1, 1]
+    out, _ = lstm(packed)
+    padded_out, out_lengths = pad_packed_sequence(out, batch_first=True)
+    assert padded_out.shape == (len(LENGTHS), MAX_LEN, 6) and torch.isfinite(padded_out).all()
+    unpacked, unpacked_lengths = pad_packed_sequence(packed, batch_first=True, total_length=MAX_LEN)
+    assert torch.equal(unpacked, x)
+    assert unpacked_lengths.tolist() == LENGTHS == out_lengths.tolist()
+
+
+def trigger():
+    x, lengths = _trigger_situation()
+    variant = f"{_device().type}: lengths {tuple(lengths.shape)} on {lengths.device}"  # the harness reads `variant`
+    pack_padded_sequence(x, lengths, batch_first=True)  # RuntimeError from the C++ op
+
+
+def flat_cpu_tensor():
+    """Solution 1: lengths.view(-1).cpu()."""
+    x, lengths = _trigger_situation()
+    _packs(x, lengths.view(-1).cpu())
+    return f"{_device().type}: lengths.view(-1).cpu()"
+
+
+def python_list():
+    """Solution 2: lengths as a list of ints."""
+    x, lengths = _trigger_situation()
+    _packs(x, lengths.view(-1).tolist())
+    return f"{_device().type}: lengths.view(-1).tolist()"
+
+
+def example_fix():
+    """The exampleFix's "after" part on the trigger's batch."""
+    x, lengths = _trigger_situation()
+    names = record.run("exampleFix", {"batch": (x, lengths), "pack_padded_sequence": pack_padded_sequence}, section="after")
+    unpacked, unpacked_lengths = pad_packed_sequence(names["packed"], batch_first=True, total_length=MAX_LEN)
+    assert torch.equal(unpacked, x) and unpacked_lengths.tolist() == LENGTHS
+
+
+def guard():
+    """validationCode flags the trigger's lengths and passes the fixed ones."""
+    x, lengths = _trigger_situation()
+    assert not record.check("validationCode", {"torch": torch, "x": x, "lengths": lengths})
+    assert record.check("validationCode", {"torch": torch, "x": x, "lengths": lengths.view(-1).cpu()})
+
+
+def type_guard():
+    """typeGuard's predicate is false for the trigger's lengths, true for the fixed tensor and for a list."""
+    x, lengths = _trigger_situation()
+    assert not record.check("typeGuard", {"torch": torch, "lengths": lengths}, expr="is_valid_lengths(lengths)")
+    assert record.check("typeGuard", {"torch": torch, "lengths": lengths.view(-1).cpu()}, expr="is_valid_lengths(lengths)")
+    assert record.check("typeGuard", {"torch": torch, "lengths": lengths.view(-1).tolist()}, expr="is_valid_lengths(lengths)")

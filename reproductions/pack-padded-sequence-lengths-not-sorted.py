@@ -2,13 +2,19 @@
 pack_padded_sequence, whose enforce_sorted argument defaults to True. With enforce_sorted=True the Python
 wrapper passes the batch straight to the C++ operator _pack_padded_sequence
 (aten/src/ATen/native/PackedSequence.cpp), which walks the lengths and fails with "`lengths` array must
-be sorted in decreasing order when `enforce_sorted` is True. ..." at the first increase. fix() packs the
-same batch with enforce_sorted=False (the wrapper sorts and remembers the permutation) and, as a second
-way, sorts the batch by length itself and restores the order afterwards; both must give back the input in
-its original order, and the LSTM output for each sequence must equal running that sequence alone.
+be sorted in decreasing order when `enforce_sorted` is True. ..." at the first increase. The demonstrations
+pack the same batch with enforce_sorted=False (solution 1: the wrapper sorts and remembers the permutation,
+so outputs and final hidden states come back in the caller's order) and sort the batch by length by hand,
+restoring the order afterwards (solution 2); the LSTM output for each sequence must equal running that
+sequence alone. The record's exampleFix "after" part runs on the trigger's batch; its validationCode flags
+the trigger's call and passes the enforce_sorted=False one.
 """
 
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "enforce_sorted_false", 2: "sort_by_hand"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -29,31 +35,65 @@ def trigger():
     pack_padded_sequence(x, lengths, batch_first=True)  # enforce_sorted=True by default
 
 
-def fix():
+def _alone(lstm, seqs):
+    """Each sequence run through the LSTM on its own: (outputs, final hidden states)."""
+    with torch.no_grad():
+        runs = [lstm(seq.unsqueeze(0)) for seq in seqs]
+    return [out[0] for out, _ in runs], [h[0, 0] for _, (h, _) in runs]
+
+
+def enforce_sorted_false():
+    """Solution 1: enforce_sorted=False; outputs and h_n come back in the input order."""
     seqs, x, lengths = _batch()
     torch.manual_seed(0)
     lstm = nn.LSTM(FEATURES, HIDDEN, batch_first=True)
-
-    # Fix 1: let pack_padded_sequence sort (and later unsort) the batch.
     packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
     unpacked, unpacked_lengths = pad_packed_sequence(packed, batch_first=True)
-    assert torch.equal(unpacked, x), "unpacked batch is not in the input order"
-    assert unpacked_lengths.tolist() == LENGTHS
+    assert torch.equal(unpacked, x) and unpacked_lengths.tolist() == LENGTHS, "unpacked batch is not in the input order"
     with torch.no_grad():
-        out, _ = lstm(packed)
+        out, (h_n, _) = lstm(packed)
         out, out_lengths = pad_packed_sequence(out, batch_first=True)
-        assert out_lengths.tolist() == LENGTHS
-        for i, seq in enumerate(seqs):
-            alone, _ = lstm(seq.unsqueeze(0))
-            assert torch.allclose(out[i, : LENGTHS[i]], alone[0], atol=1e-6)
-            assert torch.all(out[i, LENGTHS[i]:] == 0)
+    assert out_lengths.tolist() == LENGTHS
+    outs, finals = _alone(lstm, seqs)
+    for i, n in enumerate(LENGTHS):
+        assert torch.allclose(out[i, :n], outs[i], atol=1e-6) and torch.all(out[i, n:] == 0)
+        assert torch.allclose(h_n[0, i], finals[i], atol=1e-6), "final hidden state not in the input order"
 
-    # Fix 2: sort by length yourself, pack with the default enforce_sorted=True, undo the sort after.
+
+def sort_by_hand():
+    """Solution 2: sort by length, pack with enforce_sorted=True, scatter the outputs back."""
+    seqs, x, lengths = _batch()
+    torch.manual_seed(0)
+    lstm = nn.LSTM(FEATURES, HIDDEN, batch_first=True)
     sorted_lengths, order = torch.sort(lengths, descending=True)
-    packed_sorted = pack_padded_sequence(x[order], sorted_lengths, batch_first=True)
+    packed = pack_padded_sequence(x[order], sorted_lengths, batch_first=True)
     with torch.no_grad():
-        out_sorted, _ = lstm(packed_sorted)
+        out_sorted, (h_sorted, _) = lstm(packed)
         out_sorted, _ = pad_packed_sequence(out_sorted, batch_first=True)
-    restored = torch.empty_like(out_sorted)
-    restored[order] = out_sorted
-    assert torch.allclose(restored, out, atol=1e-6)
+    out, h_n = torch.empty_like(out_sorted), torch.empty_like(h_sorted)
+    out[order], h_n[:, order] = out_sorted, h_sorted
+    outs, finals = _alone(lstm, seqs)
+    for i, n in enumerate(LENGTHS):
+        assert torch.allclose(out[i, :n], outs[i], atol=1e-6)
+        assert torch.allclose(h_n[0, i], finals[i], atol=1e-6)
+
+
+def example_fix():
+    """The exampleFix's "after" part on the trigger's batch."""
+    seqs, x, lengths = _batch()
+    torch.manual_seed(0)
+    lstm = nn.LSTM(FEATURES, HIDDEN, batch_first=True)
+    with torch.no_grad():
+        names = record.run("exampleFix", {"x": x, "lengths": lengths, "lstm": lstm, "pack_padded_sequence": pack_padded_sequence,
+                                          "pad_packed_sequence": pad_packed_sequence}, section="after")
+    assert names["out_lengths"].tolist() == LENGTHS
+    outs, _ = _alone(lstm, seqs)
+    for i, n in enumerate(LENGTHS):
+        assert torch.allclose(names["out"][i, :n], outs[i], atol=1e-6)
+
+
+def guard():
+    """validationCode flags the trigger's call (enforce_sorted=True, lengths 2, 5, 3) and passes enforce_sorted=False."""
+    _, x, lengths = _batch()
+    assert not record.check("validationCode", {"torch": torch, "lengths": lengths, "enforce_sorted": True})
+    assert record.check("validationCode", {"torch": torch, "lengths": lengths, "enforce_sorted": False})

@@ -6,12 +6,20 @@ raises RuntimeError "Input and hidden tensors are not at the same device, found 
 and hidden tensor at cpu". The real case needs one CUDA GPU and runs when torch.cuda.device_count() >= 1.
 Without a GPU, the CPU variant puts the module and the batch on PyTorch's meta device and keeps the state
 on the CPU: the generic ATen LSTM reaches the same check_attributes line and raises the same message with
-"meta" in place of "cuda:0". fix() builds the state from the batch (same device and dtype) and checks the
-forward runs, lands on the batch's device and equals the layer's own default zero state (hx=None);
-meta tensors hold no values, so in the CPU variant that comparison is made with the same code on the CPU.
+"meta" in place of "cuda:0". Solution 1 builds the state from the batch (same device and dtype), solution 2
+passes no state; each checks the forward runs and lands on the batch's device, and that the output equals the
+other's and a backward pass gives finite gradients; meta tensors hold no values, so in the CPU variant the
+value checks run the same code on the CPU. The record's exampleFix "after" init_hidden, validationCode and
+tryCatchPattern run from its text in the trigger's situation.
 """
 
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "state_on_batch_device", 2: "no_state"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard", "tryCatchPattern": "try_catch"}
+
+import types
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -62,9 +70,14 @@ def trigger():
     return variant
 
 
-def _check_against_default_state(model, x):
-    out = model(x, init_state(x))
-    default, _ = model.lstm(x)  # hx=None: the layer makes its own zeros on x.device
+def _cpu_state():
+    return torch.zeros(NUM_LAYERS, BATCH, HIDDEN), torch.zeros(NUM_LAYERS, BATCH, HIDDEN)  # no device=
+
+
+def _values_and_gradients(model, x, state):
+    """The output with `state` equals the layer's default zero state, and a backward pass gives finite gradients."""
+    out = model(x, state)
+    default, _ = model.lstm(x)  # hx=None
     assert out.device == x.device
     assert torch.allclose(out, default, rtol=0, atol=1e-6)
     loss = out.pow(2).mean()
@@ -73,7 +86,8 @@ def _check_against_default_state(model, x):
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
 
 
-def fix():
+def state_on_batch_device():
+    """Solution 1: zeros on x.device with x.dtype."""
     device, variant = _variant()
     model, x = _model_and_batch(device)
     state = init_state(x)
@@ -81,7 +95,55 @@ def fix():
     out = model(x, state)
     assert out.device == x.device and tuple(out.shape) == (BATCH, STEPS, HIDDEN)
     if device.type == "meta":
-        _check_against_default_state(*_model_and_batch(torch.device("cpu")))
-    else:
-        _check_against_default_state(model, x)
+        model, x = _model_and_batch(torch.device("cpu"))
+    _values_and_gradients(model, x, init_state(x))
+    return variant
+
+
+def no_state():
+    """Solution 2: hx=None, the layer makes its zero state on the input's device."""
+    device, variant = _variant()
+    model, x = _model_and_batch(device)
+    out = model(x, None)
+    assert out.device == x.device and tuple(out.shape) == (BATCH, STEPS, HIDDEN)
+    if device.type == "meta":
+        model, x = _model_and_batch(torch.device("cpu"))
+    out = model(x, None)
+    assert torch.allclose(out, model(x, init_state(x)), rtol=0, atol=1e-6)
+    out.pow(2).mean().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+    return variant
+
+
+def example_fix():
+    """The exampleFix's "after" init_hidden, called as the model would (self with num_layers and hidden_size)."""
+    device, variant = _variant()
+    names = record.run("exampleFix", {"torch": torch}, section="after")
+    owner = types.SimpleNamespace(num_layers=NUM_LAYERS, hidden_size=HIDDEN)
+    model, x = _model_and_batch(device)
+    state = names["init_hidden"](owner, x)
+    assert all(t.device == x.device for t in state)
+    assert model(x, state).device == x.device
+    if device.type == "meta":
+        model, x = _model_and_batch(torch.device("cpu"))
+    _values_and_gradients(model, x, names["init_hidden"](owner, x))
+    return variant
+
+
+def guard():
+    """validationCode flags the trigger's CPU state and passes one built on the batch's device."""
+    device, variant = _variant()
+    _, x = _model_and_batch(device)
+    assert not record.check("validationCode", {"x": x, "state": _cpu_state()})
+    assert record.check("validationCode", {"x": x, "state": init_state(x)})
+    return variant
+
+
+def try_catch():
+    """tryCatchPattern catches the real error from the trigger's call and recovers with the state moved to x.device."""
+    device, variant = _variant()
+    model, x = _model_and_batch(device)
+    names = record.run("tryCatchPattern", {"rnn": model.lstm, "x": x, "state": _cpu_state()})
+    assert names["out"].device == x.device and tuple(names["out"].shape) == (BATCH, STEPS, HIDDEN)
+    assert all(t.device == x.device for t in names["state"])
     return variant

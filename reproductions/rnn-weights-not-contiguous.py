@@ -9,14 +9,21 @@ increasing memory usage. To compact weights again call flatten_parameters()." (w
 at .../aten/src/ATen/native/cudnn/RNN.cpp:LINE.)" appended), then copies the weights for that call.
 Needs one CUDA GPU with cuDNN: on the CPU flatten_parameters() is a no-op and the warning does not exist,
 so there is no CPU variant. float64 keeps TF32 out of the output comparison.
-fix() calls flatten_parameters() after the load and checks that the next forward gives no warning, that
-every weight is a view of one storage again, that the output equals the CPU source model's, and that
-changing a weight in place (copy_ under no_grad) keeps it that way.
+Solution 1 calls flatten_parameters() after the load and checks that the next forward gives no warning, that
+every weight is a view of one storage again, that the output equals the CPU source model's, and that a
+second call allocates a new buffer (the cost of calling it in every forward). Solution 2 loads the same
+weights in place (copy_ under no_grad) into a freshly moved LSTM: the weights stay flat, the forward is
+silent and equal. The record's exampleFix "after" part runs as the load; its validationCode flags the
+trigger's LSTM and passes the flattened one.
 """
 
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 1, "timeout_s": 120}
+SOLUTIONS = {1: "flatten_after_swap", 2: "copy_in_place"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 
 import warnings
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -57,20 +64,60 @@ def trigger():
     return "cuda: LSTM weights loaded through param.data after .to('cuda:0')"
 
 
-def fix():
+def _storage(module):
+    return next(module.parameters()).untyped_storage().data_ptr()
+
+
+def flatten_after_swap():
+    """Solution 1: flatten_parameters() once after the storage swap."""
     source, lstm, x = _loaded_through_data()
     assert not _one_storage(lstm)
-    lstm.flatten_parameters()  # the documented fix
+    lstm.flatten_parameters()
     assert _one_storage(lstm)
     out = _forward_without_the_warning(lstm, x.to("cuda:0"))
     expected, _ = source(x)
     assert torch.allclose(out.cpu(), expected, rtol=1e-9, atol=1e-12)
-
-    with torch.no_grad():  # later weight changes made in place keep the weights inside the buffer
-        lstm.weight_hh_l0.copy_(lstm.weight_hh_l0.flip(0))
-        source.weight_hh_l0.copy_(source.weight_hh_l0.flip(0))
-    assert _one_storage(lstm)
-    out = _forward_without_the_warning(lstm, x.to("cuda:0"))
-    expected, _ = source(x)
-    assert torch.allclose(out.cpu(), expected, rtol=1e-9, atol=1e-12)
+    buffer = _storage(lstm)
+    lstm.flatten_parameters()  # calling it again (e.g. in every forward) builds and fills a new buffer
+    assert _one_storage(lstm) and _storage(lstm) != buffer, "flatten_parameters() did not copy into a new buffer"
     return "cuda: flatten_parameters() after loading the weights"
+
+
+def copy_in_place():
+    """Solution 2: load the same weights with copy_ under no_grad; the cuDNN buffer is kept."""
+    torch.manual_seed(0)
+    source = _lstm()
+    lstm = _lstm().to("cuda:0")
+    buffer = _storage(lstm)
+    with torch.no_grad():
+        for name, param in lstm.named_parameters():
+            param.copy_(getattr(source, name))
+    assert _one_storage(lstm) and _storage(lstm) == buffer
+    x = torch.randn(4, 5, 8, dtype=torch.float64)
+    out = _forward_without_the_warning(lstm, x.to("cuda:0"))
+    expected, _ = source(x)
+    assert torch.allclose(out.cpu(), expected, rtol=1e-9, atol=1e-12)
+    return "cuda: weights loaded with copy_ under no_grad"
+
+
+def example_fix():
+    """The exampleFix's "after" part: copy a CPU state dict in place into the moved LSTM, then flatten."""
+    torch.manual_seed(0)
+    source = _lstm()
+    lstm = _lstm().to("cuda:0")
+    record.run("exampleFix", {"torch": torch, "lstm": lstm, "pretrained": source.state_dict()}, section="after")
+    assert _one_storage(lstm)
+    x = torch.randn(4, 5, 8, dtype=torch.float64)
+    out = _forward_without_the_warning(lstm, x.to("cuda:0"))
+    expected, _ = source(x)
+    assert torch.allclose(out.cpu(), expected, rtol=1e-9, atol=1e-12)
+    return "cuda: exampleFix after part"
+
+
+def guard():
+    """validationCode flags the LSTM loaded through param.data and passes it once flattened."""
+    _, lstm, _ = _loaded_through_data()
+    assert not record.check("validationCode", {"rnn": lstm})
+    lstm.flatten_parameters()
+    assert record.check("validationCode", {"rnn": lstm})
+    return "cuda: validationCode on the trigger's LSTM"

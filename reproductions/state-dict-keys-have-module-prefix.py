@@ -3,15 +3,22 @@ carries the wrapper's attribute name as a prefix ("module.fc.weight" instead of 
 file into the bare model with the default strict=True fails in Module.load_state_dict with
 "Missing key(s) ... Unexpected key(s) ..." where every unexpected key starts with "module.". The prefix
 comes only from the module tree, not from the hardware: without GPUs DataParallel still wraps the model
-(it just calls it directly), so this CPU run produces exactly the keys a multi-GPU run writes. fix()
-first shows why strict=False is not a fix (it reports the keys but loads nothing), then strips the prefix
-with torch.nn.modules.utils.consume_prefix_in_state_dict_if_present and, separately, saves
-model.module.state_dict(); in both cases the loaded bare model must give the same outputs as the trained one.
+(it just calls it directly), so this CPU run produces exactly the keys a multi-GPU run writes. Each
+solution is demonstrated on its own (strip the prefix with consume_prefix_in_state_dict_if_present, strip it by
+hand, save model.module.state_dict(), and the mirror case of a plain checkpoint loaded into a wrapper); every
+loaded model must give the trained model's outputs. The first demonstration also shows why strict=False, the
+prevention tips' warning, is not a fix: it reports the keys but loads nothing. The record's exampleFix,
+validationCode, typeGuard and tryCatchPattern run from its own text.
 """
 
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "strip_prefix", 2: "manual_strip", 3: "save_inner", 4: "mirror_case"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard", "typeGuard": "type_guard", "tryCatchPattern": "try_catch"}
 
 import io
+from pathlib import Path
+
+import errkb_record as record
 
 import torch
 import torch.nn as nn
@@ -53,41 +60,108 @@ def trigger():
     Net().load_state_dict(state_dict)  # raises: keys are "module.*", the bare model expects "*"
 
 
-def fix():
+def _expected(wrapped, x):
+    with torch.no_grad():
+        return wrapped(x)
+
+
+def _loads_like(model, wrapped):
+    x = torch.randn(5, 4)
+    model.eval()
+    with torch.no_grad():
+        assert torch.equal(model(x), _expected(wrapped, x)), "the loaded model does not give the trained outputs"
+
+
+def strip_prefix():
+    """Solution 1: consume_prefix_in_state_dict_if_present, then a strict load."""
     wrapped, buf = _train_wrapped()
     state_dict = torch.load(buf)
-    x = torch.randn(5, 4)
-    with torch.no_grad():
-        expected = wrapped(x)
 
-    # Not a fix: strict=False only turns the error into a return value. Nothing matches, nothing is
-    # copied, and the model keeps its random initial weights.
+    # Not a fix (a prevention tip says so): strict=False matches nothing and keeps the random initial weights.
     torch.manual_seed(1)
     fresh = Net()
     before = {k: v.clone() for k, v in fresh.state_dict().items()}
     result = fresh.load_state_dict(state_dict, strict=False)
     assert result.unexpected_keys and all(k.startswith("module.") for k in result.unexpected_keys)
-    assert set(result.missing_keys) >= {"fc.weight", "fc.bias", "head.weight"}
     assert all(torch.equal(before[k], v) for k, v in fresh.state_dict().items()), "strict=False loaded something?"
-    fresh.eval()
-    with torch.no_grad():
-        assert not torch.allclose(fresh(x), expected), "strict=False model should NOT match the trained one"
 
-    # Fix 1: strip the prefix from the saved dict (in place), then load strictly.
     consume_prefix_in_state_dict_if_present(state_dict, "module.")
     model = Net()
     result = model.load_state_dict(state_dict)
     assert not result.missing_keys and not result.unexpected_keys
-    model.eval()
-    with torch.no_grad():
-        assert torch.equal(model(x), expected)
+    _loads_like(model, wrapped)
 
-    # Fix 2: save the inner model's state_dict in the first place.
-    buf2 = io.BytesIO()
-    torch.save(wrapped.module.state_dict(), buf2)
-    buf2.seek(0)
-    model2 = Net()
-    model2.load_state_dict(torch.load(buf2))
-    model2.eval()
-    with torch.no_grad():
-        assert torch.equal(model2(x), expected)
+
+def manual_strip():
+    """Solution 2: the same with a dict comprehension."""
+    wrapped, buf = _train_wrapped()
+    state_dict = torch.load(buf)
+    model = Net()
+    model.load_state_dict({k[len("module."):] if k.startswith("module.") else k: v for k, v in state_dict.items()})
+    _loads_like(model, wrapped)
+
+
+def save_inner():
+    """Solution 3: save the inner model's state_dict in the first place."""
+    wrapped, _ = _train_wrapped()
+    buf = io.BytesIO()
+    torch.save(wrapped.module.state_dict(), buf)
+    buf.seek(0)
+    model = Net()
+    model.load_state_dict(torch.load(buf))
+    _loads_like(model, wrapped)
+
+
+def mirror_case():
+    """Solution 4: a plain checkpoint and a wrapped model: the mirror error, then loading into model.module."""
+    trained, _ = _train_wrapped()
+    buf = io.BytesIO()
+    torch.save(trained.module.state_dict(), buf)  # a plain checkpoint
+    buf.seek(0)
+    state_dict = torch.load(buf)
+    wrapped = nn.DataParallel(Net())
+    try:
+        wrapped.load_state_dict(state_dict)
+        raise AssertionError("loading a plain checkpoint into the wrapper should fail")
+    except RuntimeError as exc:
+        assert 'Missing key(s) in state_dict: "module.' in str(exc)
+    wrapped.module.load_state_dict(state_dict)
+    _loads_like(wrapped.module, trained)
+    bare = Net()  # or: load before wrapping
+    bare.load_state_dict(state_dict)
+    _loads_like(nn.DataParallel(bare).module, trained)
+
+
+def example_fix():
+    """The record's exampleFix, both "after" parts, on a checkpoint saved from the wrapper."""
+    wrapped, buf = _train_wrapped()
+    Path("ckpt.pt").write_bytes(buf.getvalue())
+    names = record.run("exampleFix", {"torch": torch, "Net": Net, "model": wrapped}, section="after")
+    _loads_like(names["net"], wrapped)
+    reloaded = Net()
+    reloaded.load_state_dict(torch.load("ckpt.pt"))  # saved by the second part: plain keys
+    _loads_like(reloaded, wrapped)
+
+
+def guard():
+    """validationCode flags a prefix-only mismatch (both directions) and passes matching keys."""
+    wrapped, buf = _train_wrapped()
+    state_dict = torch.load(buf)
+    assert not record.check("validationCode", {"model": Net(), "state_dict": state_dict})
+    assert not record.check("validationCode", {"model": nn.DataParallel(Net()), "state_dict": wrapped.module.state_dict()})
+    assert record.check("validationCode", {"model": Net(), "state_dict": wrapped.module.state_dict()})
+
+
+def type_guard():
+    """typeGuard says a wrapped model saves prefixed keys and its inner model does not."""
+    wrapped, _ = _train_wrapped()
+    assert not record.check("typeGuard", {"torch": torch, "model": wrapped}, expr="saves_plain_keys(model)")
+    assert record.check("typeGuard", {"torch": torch, "model": wrapped.module}, expr="saves_plain_keys(model)")
+
+
+def try_catch():
+    """tryCatchPattern catches the real error from the bare model's load and loads after stripping."""
+    wrapped, buf = _train_wrapped()
+    model = Net()
+    record.run("tryCatchPattern", {"torch": torch, "model": model, "state_dict": torch.load(buf)})
+    _loads_like(model, wrapped)

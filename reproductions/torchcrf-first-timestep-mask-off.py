@@ -3,8 +3,16 @@
 mask[0], the first *sequence* of the batch, for the first *time step*; as soon as that sequence is
 shorter than the longest one (it has padding), CRF._validate refuses the batch with
 "mask of the first timestep must all be on". Left-padded batches hit the same check even with
-batch_first=True. Both stages run on CPU; the error is a pure argument check."""
-NEEDS = {"packages": {"torch": ">=1.2", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+batch_first=True. The demonstrations: CRF(num_tags, batch_first=True) on the same batch (solution 1), the
+default CRF fed transposed tensors, which agrees with it (solution 2), and a left-padded copy of the batch shifted
+back to right padding, which gives the right-padded likelihoods while the mask[:, 0] = True shortcut does not
+(solution 3). The record's exampleFix "after" part runs as the fix; its validationCode flags the trigger's
+CRF and batch and passes the batch_first CRF. All on CPU; the error is a pure argument check."""
+NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "batch_first", 2: "transpose", 3: "shift_left_padding"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+
+import errkb_record as record
 
 import torch
 from torchcrf import CRF
@@ -29,25 +37,74 @@ def trigger():
     crf(emissions, tags, mask=mask, reduction="mean")
 
 
-def fix():
+def batch_first():
+    """Solution 1: CRF(num_tags, batch_first=True) on the trigger's batch-first tensors."""
     emissions, tags, mask = _batch_first_inputs()
     num_tags, lengths = emissions.size(2), mask.sum(dim=1).tolist()
     crf = CRF(num_tags, batch_first=True)
     llh = crf(emissions, tags, mask=mask, reduction="none")
     assert llh.shape == (len(lengths),) and torch.isfinite(llh).all(), llh
     assert (llh < 0).all(), "the log-likelihood of one tag path must be negative"
-
-    # The same CRF in its default time-major layout, fed transposed tensors, agrees exactly.
-    time_major = CRF(num_tags)
-    time_major.load_state_dict(crf.state_dict())
-    llh_tm = time_major(emissions.transpose(0, 1), tags.transpose(0, 1), mask=mask.transpose(0, 1), reduction="none")
-    assert torch.allclose(llh, llh_tm), (llh, llh_tm)
-
-    loss = -llh.mean()
-    loss.backward()
+    (-llh.mean()).backward()
     assert crf.transitions.grad is not None and torch.isfinite(crf.transitions.grad).all()
-
     paths = crf.decode(emissions, mask=mask)
-    assert len(paths) == len(lengths), paths
     assert [len(p) for p in paths] == lengths, paths
     assert all(0 <= t < num_tags for p in paths for t in p), paths
+
+
+def transpose():
+    """Solution 2: the default (time-major) CRF fed transposed tensors agrees with batch_first=True."""
+    emissions, tags, mask = _batch_first_inputs()
+    num_tags, lengths = emissions.size(2), mask.sum(dim=1).tolist()
+    time_major = CRF(num_tags)
+    llh = time_major(emissions.transpose(0, 1), tags.transpose(0, 1), mask=mask.transpose(0, 1), reduction="none")
+    paths = time_major.decode(emissions.transpose(0, 1), mask=mask.transpose(0, 1))
+    reference = CRF(num_tags, batch_first=True)
+    reference.load_state_dict(time_major.state_dict())
+    assert torch.allclose(llh, reference(emissions, tags, mask=mask, reduction="none")), llh
+    assert paths == reference.decode(emissions, mask=mask) and [len(p) for p in paths] == lengths, paths
+
+
+def _shift_left(x, pads):
+    """Roll each row of a batch-first tensor left by its number of padding positions."""
+    return torch.stack([row.roll(-int(p), dims=0) for row, p in zip(x, pads)])
+
+
+def shift_left_padding():
+    """Solution 3: a left-padded copy of the batch, shifted to right padding, gives the right-padded likelihoods."""
+    emissions, tags, mask = _batch_first_inputs()
+    pads = (~mask).sum(dim=1)
+    # The same sequences left-padded, as a padding_side='left' tokenizer lays them out.
+    left = [torch.stack([row.roll(int(p), dims=0) for row, p in zip(x, pads)]) for x in (emissions, tags, mask)]
+    crf = CRF(emissions.size(2), batch_first=True)
+    try:
+        crf(*left[:2], mask=left[2])
+        raise AssertionError("a left-padded batch passed _validate")
+    except ValueError as exc:
+        assert "first timestep" in str(exc), exc
+    shifted = [_shift_left(x, pads) for x in left]
+    assert torch.equal(shifted[2], mask)
+    llh = crf(shifted[0], shifted[1], mask=shifted[2], reduction="none")
+    expected = crf(emissions, tags, mask=mask, reduction="none")
+    assert torch.allclose(llh, expected), (llh, expected)
+    hacked = left[2].clone()
+    hacked[:, 0] = True  # the shortcut the solution warns against
+    wrong = crf(left[0], left[1], mask=hacked, reduction="none")
+    assert not torch.allclose(wrong, expected), "mask[:, 0] = True should not give the right likelihoods"
+
+
+def example_fix():
+    """The exampleFix's "after" part on the trigger's batch, as the model code would run it."""
+    emissions, tags, mask = _batch_first_inputs()
+    names = record.run("exampleFix", {"CRF": CRF, "num_tags": emissions.size(2), "emissions": emissions, "tags": tags,
+                                      "attention_mask": mask.long()}, section="after")
+    assert torch.isfinite(names["loss"]) and names["loss"] > 0, names["loss"]
+    assert [len(p) for p in names["paths"]] == mask.sum(dim=1).tolist(), names["paths"]
+
+
+def guard():
+    """validationCode flags the default CRF with the trigger's batch and passes CRF(batch_first=True)."""
+    emissions, tags, mask = _batch_first_inputs()
+    situation = {"emissions": emissions, "tags": tags, "mask": mask}
+    assert not record.check("validationCode", dict(situation, crf=CRF(emissions.size(2))))
+    assert record.check("validationCode", dict(situation, crf=CRF(emissions.size(2), batch_first=True)))

@@ -9,7 +9,10 @@ from errkb.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_SLUG = "dataparallel-not-supported-when-crf-is-used"
-SEED_RECORD = REPO / "records" / f"{SEED_SLUG}.json"
+# The seed as it was given (canonical form): the fixture of add/build/web tests. The catalog's own copy,
+# CATALOG_SEED, has been corrected since (README: coverage notes) and goes with the seed's reproduction.
+SEED_RECORD = REPO / "tests" / "data" / "seed-record.json"
+CATALOG_SEED = REPO / "records" / f"{SEED_SLUG}.json"
 SHARED_SEED = REPO.parent / "shared" / "seeds" / "000_be5b0b299e0860bf.txt"
 
 
@@ -28,6 +31,6 @@ def tree_digest(root: Path) -> dict:
 def seeded_root(tmp_path: Path) -> Path:
     """A catalog root holding the seed record and a built catalog.db."""
     (tmp_path / "records").mkdir()
-    shutil.copy(SEED_RECORD, tmp_path / "records")
+    shutil.copy(SEED_RECORD, tmp_path / "records" / f"{SEED_SLUG}.json")
     assert run_cli("build", root=tmp_path).exit_code == 0
     return tmp_path

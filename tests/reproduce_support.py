@@ -57,11 +57,18 @@ class Case:
     base: dict | None = None
 
 
+# Planted reproductions demonstrate one solution and run no code field, unless a case says otherwise.
+ONE_CLAIM = {
+    "solutions": ["Train on one device: fit(devices=[0])"],
+    "exampleFix": None, "validationCode": None, "typeGuard": None, "tryCatchPattern": None,
+}
+
+
 def write_catalog(root: Path, cases: list[Case]) -> None:
     (root / "records").mkdir(parents=True)
     (root / "reproductions").mkdir()
     for case in cases:
-        envelope = record_with(dict(case.changes, slug=case.slug), case.base)
+        envelope = record_with(dict(ONE_CLAIM, **case.changes, slug=case.slug), case.base)
         (root / "records" / f"{case.slug}.json").write_text(json.dumps(envelope, indent=2), encoding="utf-8")
         if case.planted:
             shutil.copy(PLANTED / case.planted, root / "reproductions" / f"{case.slug}.py")

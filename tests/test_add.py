@@ -3,17 +3,22 @@
 import json
 import shutil
 
-from conftest import REPO, SEED_RECORD, SEED_SLUG, SHARED_SEED, run_cli, tree_digest
+from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, SHARED_SEED, run_cli, tree_digest
 
 EXAMPLES = REPO / "tests" / "examples"
 
 
-def test_seed_record_is_the_shared_seed_unchanged():
+def test_seed_fixture_is_the_shared_seed_unchanged():
     stored = json.loads(SEED_RECORD.read_text())
     if SHARED_SEED.exists():
         assert stored == json.loads(SHARED_SEED.read_text())
     text = SEED_RECORD.read_text(encoding="utf-8")
     assert text.endswith("}\n") and text.startswith('{\n  "record": {\n    "id"')
+
+
+def test_the_catalog_copy_of_the_seed_keeps_its_id_and_slug():
+    seed, ours = json.loads(SEED_RECORD.read_text())["record"], json.loads(CATALOG_SEED.read_text())["record"]
+    assert (ours["id"], ours["slug"], ours["errorMessage"]) == (seed["id"], seed["slug"], seed["errorMessage"])
 
 
 def test_add_writes_the_canonical_form(tmp_path):

@@ -84,7 +84,7 @@ def test_file_name_must_match_slug(seeded_root):
 
 def test_full_rebuild_keeps_reproduction_history(seeded_root):
     db = Database(seeded_root / "catalog.db")
-    db["reproduction_runs"].insert({"slug": SEED_SLUG, "verdict": "verified", "started_at": "2026-11-29T15:00:00Z", "host": "h"})
+    db["reproduction_runs"].insert({"slug": SEED_SLUG, "verdict": "verified", "started_at": "2026-11-29T15:00:00Z", "ran_at": "local"})
     db.close()
     result = run_cli("build", "--full", root=seeded_root)
     assert "1 added" in result.stdout
@@ -96,7 +96,7 @@ def test_full_rebuild_keeps_reproduction_history(seeded_root):
 
 def _run(db, verdict, started_at, record_hash=None):
     db["reproduction_runs"].insert(
-        {"slug": SEED_SLUG, "verdict": verdict, "started_at": started_at, "host": "h", "record_hash": record_hash},
+        {"slug": SEED_SLUG, "verdict": verdict, "started_at": started_at, "ran_at": "local", "record_hash": record_hash},
         alter=True,
     )
 

@@ -29,7 +29,14 @@ def test_validate_requires_a_reproduction_for_catalog_records(seeded_root):
     assert result.exit_code == 1
     assert f"no reproduction: expected reproductions/{SEED_SLUG}.py" in result.stderr
     (seeded_root / "reproductions").mkdir()
-    (seeded_root / "reproductions" / f"{SEED_SLUG}.py").write_text("NEEDS = {}\n")
+    stub = seeded_root / "reproductions" / f"{SEED_SLUG}.py"
+    stub.write_text("NEEDS = {}\nSOLUTIONS = {1: 'fix'}\ndef trigger(): pass\ndef fix(): pass\n")
+    result = run_cli("validate", root=seeded_root)  # the seed has more solutions and code fields than that
+    assert result.exit_code == 1 and "the reproduction demonstrates 1 (SOLUTIONS)" in result.stderr
+    record = json.loads((seeded_root / "records" / f"{SEED_SLUG}.json").read_text())["record"]
+    fields = [name for name in ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern") if record[name]]
+    solutions = {i: "fix" for i in range(1, len(record["solutions"]) + 1)}
+    stub.write_text(f"NEEDS = {{}}\nSOLUTIONS = {solutions!r}\nCODE = {dict.fromkeys(fields, 'fix')!r}\ndef trigger(): pass\ndef fix(): pass\n")
     assert run_cli("validate", root=seeded_root).exit_code == 0
     (seeded_root / "reproductions" / f"{SEED_SLUG}.py").unlink()
     (seeded_root / "reproductions" / "EXEMPT").write_text(f"{SEED_SLUG}  # being written\n")
@@ -53,7 +60,9 @@ def test_show_for_people_and_as_json(seeded_root):
     assert "1. Train on a single GPU" in result.stdout
     assert "never verified" in result.stdout
     result = run_cli("show", "--json", SEED_SLUG, root=seeded_root)
-    assert json.loads(result.stdout) == json.loads(SEED_RECORD.read_text())["record"]
+    shown = json.loads(result.stdout)
+    assert shown.pop("verifications") == []  # seeded_root has no committed results
+    assert shown == json.loads(SEED_RECORD.read_text())["record"]
 
 
 def test_show_unknown_or_unsafe_slug(seeded_root):
@@ -106,7 +115,7 @@ def test_show_says_when_a_run_judged_an_older_record(seeded_root):
     from sqlite_utils import Database
 
     Database(seeded_root / "catalog.db")["reproduction_runs"].insert(
-        {"slug": SEED_SLUG, "verdict": "verified", "started_at": "2026-11-01T00:00:00Z", "host": "h",
+        {"slug": SEED_SLUG, "verdict": "verified", "started_at": "2026-11-01T00:00:00Z", "ran_at": "local",
          "record_hash": "0" * 64},
         alter=True,
     )

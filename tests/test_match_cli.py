@@ -28,7 +28,7 @@ def test_text_output_names_slug_score_and_why(root):
     result = run(root, PASTES / "hanlp-crf-dataparallel--log-timestamps.txt")
     assert result.exit_code == 0
     assert result.output.startswith(f"1. {SEED}  (score 1.00)")
-    assert "why: pattern matched 'ValueError: DataParallel not supported when CRF is used'; class ValueError" in result.output
+    assert "why: pattern matched the final exception line; same class\n" in result.output
 
 
 def test_json_output_best_first(root):
@@ -69,7 +69,7 @@ def test_cut_text_ends_with_an_ellipsis(root):
     result = run(root, PASTES / "pack-not-sorted--logging-exception.txt")
     assert result.exit_code == 0
     why = next(line for line in result.output.splitlines() if line.startswith("   why: "))
-    assert "why: pattern matched 'RuntimeError: `lengths` array must be sorted in decreasing\u2026'" in why
+    assert why == "   why: pattern matched the final exception line; same class"
     message = result.output.splitlines()[1]
     assert message.endswith("\u2026") and len(message) == len("   RuntimeError: ") + 110
     result = run(root, PASTES / "state-dict-module-prefix--multiline-keys.txt")  # a multi-line message: first line only

@@ -131,7 +131,7 @@ def test_a_shared_opening_clause_counts_where_the_details_are_worded_otherwise()
     assert [m.slug for m in found] == ["expected-all-tensors-on-same-device"]
     best = found[0]
     assert best.opening and not best.pattern and best.words > 0.7 and best.score >= THRESHOLD
-    assert "same opening clause" in best.why() and best.to_dict()["why"]["opening"] is True
+    assert "opens like the record's message" in best.why() and best.to_dict()["why"]["opening"] is True
     # the look-alike of the other record with an opening clause does not open with it
     lookalike = "RuntimeError: Input and parameter tensors are not at the same device, found input tensor at cuda:0"
     assert matcher.match(lookalike) == []

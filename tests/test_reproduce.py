@@ -16,13 +16,24 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli
+from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli
 from reproduce_support import (
     CPP_EXAMPLE, LOG_SOFTMAX_MESSAGE, SOFTMAX_MESSAGE, Case, softmax_warning, write_catalog,
 )
 
 # With `pytest -n 2 --dist loadgroup` these tests share one worker, so each catalog is reproduced once.
 pytestmark = pytest.mark.xdist_group("reproduce")
+
+CLAIM_FIELDS = {
+    "solutions": ["Pass the wrapped module: build_criterion(model=model.module)"],
+    "exampleFix": "# before\ncriterion = tagger.build_criterion(model=model)\n# after\ncriterion = tagger.build_criterion(model=net)",
+    "validationCode": "assert not isinstance(model, nn.DataParallel), 'unwrap the model before building the CRF criterion'",
+    "tryCatchPattern": (
+        "try:\n    criterion = tagger.build_criterion(model=model)\nexcept ValueError as exc:\n"
+        "    if 'DataParallel not supported' not in str(exc):\n        raise\n"
+        "    criterion = tagger.build_criterion(model=model.module)"
+    ),
+}
 
 CASES = [
     Case("wrong-file", "raises_in_hanlp.py", {"filePath": "hanlp/components/taggers/rnn_tagger.py"}, "wrong-error",
@@ -57,18 +68,39 @@ CASES = [
          "fix-failed", "fix() still emits the documented warning: UserWarning"),
     Case("native", "native_lengths_2d.py", {}, "verified",
          "RuntimeError raised at aten/src/ATen/native/PackedSequence.cpp:", base=json.loads(CPP_EXAMPLE.read_text())["record"]),
+    # Claims: every code field runs from the record's own text, and each must hold.
+    Case("claims-hold", "claims_hanlp.py", CLAIM_FIELDS, "verified", "; 4 claim(s) held"),
+    Case("guard-never-fires", "claims_hanlp.py", dict(CLAIM_FIELDS, validationCode="assert True"), "claim-failed",
+         "validationCode: validationCode does not flag the trigger's situation"),
+    Case("catches-wrong-class", "claims_hanlp.py",
+         dict(CLAIM_FIELDS, tryCatchPattern=CLAIM_FIELDS["tryCatchPattern"].replace("except ValueError", "except TypeError")),
+         "claim-failed", "tryCatchPattern: tryCatchPattern did not catch the documented error: ValueError"),
+    Case("field-not-run", "claims_hanlp.py", CLAIM_FIELDS, "claim-failed",
+         "validationCode: validationCode was not executed: guard() never ran the record's text"),
+    Case("one-more-solution", "claims_hanlp.py", dict(CLAIM_FIELDS, solutions=["Unwrap the model", "Turn the CRF off"]),
+         "not-reproduced", "the record has 2 solution(s), the reproduction demonstrates 1 (SOLUTIONS)"),
+    Case("example-fix-raises", "claims_hanlp.py",
+         dict(CLAIM_FIELDS, exampleFix="# before\ncriterion = tagger.build_criterion(model=model)\n# after\ncriterion = tagger.build_criterion(model=model)"),
+         "fix-failed", "exampleFix: example_fix() raised ValueError"),
 ]
 
 
 def reproduce_json(root: Path, *args) -> tuple[int, dict, str]:
+    """--json prints JSON Lines, one result per record as it finishes."""
     result = run_cli("reproduce", "--json", *args, root=root)
-    return result.exit_code, {item["slug"]: item for item in json.loads(result.stdout)}, result.stderr
+    items = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    return result.exit_code, {item["slug"]: item for item in items}, result.stderr
 
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
     root = tmp_path_factory.mktemp("planted")
     write_catalog(root, CASES)
+    # Like claims_hanlp.py, except that its validationCode stage never runs the record's text.
+    never_runs = root / "reproductions" / "field-not-run.py"
+    text = never_runs.read_text(encoding="utf-8")
+    never_runs.write_text(text.replace("def guard():\n", "def guard():\n    return 'skipped'\n\n\ndef _not_called():\n"), encoding="utf-8")
+    assert "def _not_called():" in never_runs.read_text(encoding="utf-8")
     (root / "reproductions" / "EXEMPT").write_text("exempt  # its reproduction is being written\n")
     (root / "records" / "broken.json").write_text('{"record": {"slug": "broken"}}')
     code, results, stderr = reproduce_json(root, "--all", "-j", "2")
@@ -80,7 +112,7 @@ def seeded(tmp_path_factory):
     """The seed with its real reproduction, and a record that needs two CUDA devices."""
     root = tmp_path_factory.mktemp("seeded")
     write_catalog(root, [Case("needs-two-gpus", "needs_two_gpus.py", {}, "skipped", "")])
-    shutil.copy(SEED_RECORD, root / "records")
+    shutil.copy(CATALOG_SEED, root / "records")
     shutil.copy(REPO / "reproductions" / f"{SEED_SLUG}.py", root / "reproductions")
     torch_before = "torch" in sys.modules
     code, results, stderr = reproduce_json(root, SEED_SLUG, "needs-two-gpus")
@@ -106,7 +138,7 @@ def test_planted_run_fails(planted):
     assert code == 1
     assert set(results) == {case.slug for case in CASES} | {"broken"}
     assert f"[{len(results)}/{len(results)}]" in stderr  # progress, on stderr
-    assert "record(s):" in stderr and "3 verified" not in stderr
+    assert "run(s):" in stderr and "claim-failed" in stderr
 
 
 def test_timeout_stops_within_budget(planted):
@@ -129,9 +161,41 @@ def test_failures_show_expected_and_actual(planted):
     assert "/reproductions/outside-library.py:" in outside  # where it was raised instead
 
 
-def test_stages_after_a_failed_trigger_do_not_run(planted):
-    for slug in ["wrong-file", "does-nothing", "hangs", "aborts", "other-hanlp", "no-reproduction"]:
-        assert planted[2][slug]["stages"][1]["outcome"] == "not-run", slug
+def test_claims_after_a_failed_trigger_do_not_run(planted):
+    for slug in ["wrong-file", "does-nothing", "hangs", "aborts", "other-hanlp"]:
+        result = planted[2][slug]
+        assert [stage["stage"] for stage in result["stages"]] == ["trigger"], slug
+        assert [claim["verdict"] for claim in result["claims"]] == ["not-run"], slug
+
+
+def test_every_claim_is_reported(planted):
+    result = planted[2]["claims-hold"]
+    assert [(c["kind"], c["index"], c["verdict"]) for c in result["claims"]] == [
+        ("solution", 1, "verified"), ("exampleFix", None, "verified"), ("validationCode", None, "verified"),
+        ("tryCatchPattern", None, "verified"),
+    ]
+    stages = {stage["stage"]: stage for stage in result["stages"]}
+    assert list(stages) == ["trigger", "solution 1", "exampleFix", "validationCode", "tryCatchPattern"]
+    # What ran comes from the runner's log of errkb_record calls, not from the reproduction's source.
+    assert [e["outcome"] for e in stages["validationCode"]["executed"]] == ["flagged", "passed"]
+    (caught,) = stages["tryCatchPattern"]["executed"][0]["caught"]
+    assert caught["class"] == "ValueError" and "DataParallel not supported" in caught["message"]
+    assert stages["exampleFix"]["executed"][0]["section"] == "after"
+
+
+def test_failing_claim_names_itself_and_others_still_run(planted):
+    result = planted[2]["guard-never-fires"]
+    assert result["failed_claim"] == "validationCode"
+    verdicts = {c["kind"]: c["verdict"] for c in result["claims"]}
+    assert verdicts == {"solution": "verified", "exampleFix": "verified", "validationCode": "claim-failed", "tryCatchPattern": "verified"}
+    assert planted[2]["fix-reraises"]["failed_claim"] == "solution 1"
+
+
+def test_validate_fails_a_record_with_more_solutions_than_demonstrations(planted):
+    root = planted[0]
+    result = run_cli("validate", str(root / "records" / "one-more-solution.json"), root=root)
+    assert result.exit_code == 1
+    assert "the record has 2 solution(s), the reproduction demonstrates 1 (SOLUTIONS)" in result.stderr
 
 
 def test_warning_record_reports_the_library_frame_not_the_caller(planted):
@@ -157,21 +221,22 @@ def test_history_stores_every_run(planted):
     row = rows["wrong-file"]
     assert row["verdict"] == "wrong-error" and "raise site" in row["reason"]
     assert (row["library"], row["library_version"]) == ("hanlp", "2.1.5")
-    assert row["python"] and row["host"] and row["started_at"].endswith("Z")
+    assert row["python"] and row["ran_at"] == "local" and row["started_at"].endswith("Z")
+    assert row["path"] == "verifications/wrong-file/" + row["environment"] + ".json" and (root / row["path"]).is_file()
     assert row["cuda_device_count"] == results["wrong-file"]["environment"]["cuda_device_count"]
-    assert json.loads(row["stages"])[0]["exception_class"] == "ValueError"
+    assert json.loads(row["stages"])[0]["exceptionClass"] == "ValueError"
 
 
 def test_seed_is_verified(seeded):
     _, _, results, _, _ = seeded
     seed = results[SEED_SLUG]
     assert seed["verdict"] == "verified", seed["reason"]
-    assert seed["reason"] == "ValueError raised at hanlp/components/taggers/tagger.py:37; fix() completed"
+    assert seed["reason"].startswith("ValueError raised at hanlp/components/taggers/tagger.py:37;")
     assert seed["drift"] is None
-    trigger, fix = seed["stages"]
+    trigger, *claims = seed["stages"]
     assert (trigger["outcome"], trigger["message"]) == ("raised", "DataParallel not supported when CRF is used")
-    assert trigger["variant"].startswith("cpu: fit(devices=[cpu, cpu])") or trigger["variant"].startswith("cuda")
-    assert fix["outcome"] == "returned" and "CRF training step" in fix["variant"]
+    assert claims and all(stage["outcome"] == "returned" for stage in claims)
+    assert seed["claims"] and all(claim["verdict"] == "verified" for claim in seed["claims"])
 
 
 def test_needs_two_gpus_is_skipped(seeded):
@@ -182,7 +247,8 @@ def test_needs_two_gpus_is_skipped(seeded):
         pytest.skip("this machine has two CUDA devices")
     assert result["verdict"] == "skipped"
     assert result["reason"] == f"needs 2 CUDA devices, found {found}"
-    assert [stage["outcome"] for stage in result["stages"]] == ["not-run", "not-run"]
+    assert [stage["outcome"] for stage in result["stages"]] == ["not-run"]
+    assert [claim["verdict"] for claim in result["claims"]] == ["not-run"]
 
 
 def test_verified_and_skipped_exit_0(seeded):
@@ -191,11 +257,12 @@ def test_verified_and_skipped_exit_0(seeded):
 
 def test_json_shape(seeded):
     seed = seeded[2][SEED_SLUG]
-    assert {"slug", "verdict", "reason", "drift", "stages", "environment", "expected", "started_at", "seconds"} <= set(seed)
+    assert {"slug", "verdict", "reason", "claims", "failed_claim", "drift", "stages", "environment", "expected", "started_at", "seconds"} <= set(seed)
     for stage in seed["stages"]:
         assert {"stage", "outcome", "exception_class", "message", "raise_site", "seconds", "variant"} <= set(stage)
     env = seed["environment"]
-    assert {"python", "torch", "library", "cuda_device_count", "cuda_devices", "host", "packages"} <= set(env)
+    assert {"python", "torch", "library", "cuda_device_count", "cuda_devices", "packages"} <= set(env)
+    assert "host" not in env
     assert env["library"]["distribution"] == "hanlp" and env["library"]["version"] == "2.1.5"
     assert env["torch"].startswith("2.") and isinstance(env["cuda_devices"], list)
 
@@ -271,4 +338,4 @@ def test_the_table_for_people_shows_what_was_proven(seeded):
     assert f"{SEED_SLUG}: verified: ValueError at hanlp/components/taggers/tagger.py:37, hanlp 2.1.5" in result.stdout or (
         "ValueError at hanlp/components/taggers/tagger.py:37, hanlp 2.1.5" in result.stdout
     )
-    assert "1 record(s): 1 verified; ok" in result.stdout
+    assert "1 run(s): 1 verified; ok" in result.stdout

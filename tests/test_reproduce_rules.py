@@ -9,7 +9,7 @@ import pytest
 
 from errkb.model import Envelope
 from errkb.reproduce import compare, runner
-from errkb.reproduce.contract import ContractError, Needs, missing_hardware, missing_packages, read_needs
+from errkb.reproduce.contract import ContractError, Needs, missing_hardware, missing_packages, read_contract, read_needs
 from errkb.reproduce.libraries import LIBRARIES, Library, resolve
 from reproduce_support import record_with
 
@@ -216,23 +216,34 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_needs_is_read_without_importing(tmp_path):
     path = write(tmp_path, """
         NEEDS = {"packages": {"hanlp": "==2.1.5"}, "cuda_devices": 2, "timeout_s": 90}
+        SOLUTIONS = {1: "single_device", 2: "crf_off"}
+        CODE = {"validationCode": "guard"}
         raise SystemExit("importing this file would fail")
         def trigger(): pass
-        def fix(): pass
+        def single_device(): pass
+        def crf_off(): pass
+        def guard(): pass
     """)
     assert read_needs(path) == Needs({"hanlp": "==2.1.5"}, 2, 90.0)
+    contract = read_contract(path)
+    assert [(c.label, c.function) for c in contract.claims] == [
+        ("solution 1", "single_device"), ("solution 2", "crf_off"), ("validationCode", "guard")]
 
 
 @pytest.mark.parametrize(
     "source, message",
     [
-        ('NEEDS = {}\ndef trigger(): pass\n', "no top-level def fix()"),
-        ('def trigger(): pass\ndef fix(): pass\n', "no top-level NEEDS"),
-        ('NEEDS = [1]\ndef trigger(): pass\ndef fix(): pass\n', "NEEDS is a list, expected a dict"),
-        ('NEEDS = {"gpus": 1}\ndef trigger(): pass\ndef fix(): pass\n', "unknown key(s) gpus"),
-        ('NEEDS = {"packages": {"torch": "2.1"}}\ndef trigger(): pass\ndef fix(): pass\n', "'2.1' is not a version specifier"),
-        ('NEEDS = {"cuda_devices": True}\ndef trigger(): pass\ndef fix(): pass\n', "expected a whole number >= 0"),
-        ('NEEDS = {"timeout_s": 0}\ndef trigger(): pass\ndef fix(): pass\n', "expected seconds > 0"),
+        ('NEEDS = {}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\n', "no top-level def fix() (named in SOLUTIONS/CODE)"),
+        ('NEEDS = {}\ndef trigger(): pass\n', "no top-level SOLUTIONS"),
+        ('NEEDS = {}\nSOLUTIONS = {2: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "SOLUTIONS keys must be the solution numbers 1..1"),
+        ('NEEDS = {}\nSOLUTIONS = {1: fix}\ndef trigger(): pass\ndef fix(): pass\n', "SOLUTIONS must be a literal dict"),
+        ('NEEDS = {}\nSOLUTIONS = {1: "fix"}\nCODE = {"guard": "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "CODE has unknown field(s) guard"),
+        ('SOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "no top-level NEEDS"),
+        ('NEEDS = [1]\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "NEEDS is a list, expected a dict"),
+        ('NEEDS = {"gpus": 1}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "unknown key(s) gpus"),
+        ('NEEDS = {"packages": {"torch": "2.1"}}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "'2.1' is not a version specifier"),
+        ('NEEDS = {"cuda_devices": True}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "expected a whole number >= 0"),
+        ('NEEDS = {"timeout_s": 0}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "expected seconds > 0"),
         ('NEEDS = {\ndef trigger(): pass\n', "cannot parse repro.py"),
     ],
 )
@@ -246,8 +257,10 @@ def test_missing_hardware_and_packages():
     assert missing_hardware(Needs(cuda_devices=2), 0) == "needs 2 CUDA devices, found 0"
     assert missing_hardware(Needs(cuda_devices=1), 0) == "needs 1 CUDA device, found 0"
     assert missing_hardware(Needs(cuda_devices=1), 1) is None
-    assert missing_packages(Needs({"hanlp": "==2.1.5", "torch": ">=2.1"})) == []
-    assert missing_packages(Needs({"hanlp": "<2"})) == ["needs hanlp<2, found 2.1.5"]
+    installed = {"hanlp": "2.1.5", "torch": "2.13.0+cpu"}
+    assert missing_packages(Needs({"hanlp": "==2.1.5", "torch": ">=2.1"}), installed) == []
+    assert missing_packages(Needs({"hanlp": "<2"}), installed) == ["needs hanlp<2, found 2.1.5"]
+    assert missing_packages(Needs({"pytorch-crf": "==0.7.2"}), installed) == ["needs pytorch-crf==0.7.2, not installed"]
 
 
 # --- the runner, in this process ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ raise ValueError('DataParallel not supported when CRF is used')
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     (tmp_path / "records").mkdir()
-    shutil.copy(REPO / "records" / f"{SEED}.json", tmp_path / "records")
+    shutil.copy(REPO / "tests" / "data" / "seed-record.json", tmp_path / "records" / f"{SEED}.json")  # the seed as given
     return tmp_path
 
 
@@ -91,12 +91,12 @@ def test_verification_status_is_the_latest_run(root):
     ]
     for slug, verdict, started in rows:
         conn.execute(
-            "INSERT INTO reproduction_runs (slug, verdict, started_at, python, torch, cuda_device_count, host) "
-            "VALUES (?, ?, ?, '3.11.7', '2.13.0', 0, 'ci-box')",
+            "INSERT INTO reproduction_runs (slug, verdict, started_at, python, torch, cuda_device_count, ran_at) "
+            "VALUES (?, ?, ?, '3.11.7', '2.13.0', 0, 'https://github.com/errkb/errkb/actions/runs/7')",
             [slug, verdict, started],
         )
     conn.commit()
-    assert run_module.verification(root, SEED) == "verified on 2026-11-29T15:00:00Z (torch 2.13.0, python 3.11.7, CPU only, ci-box)"
+    assert run_module.verification(root, SEED) == "verified on 2026-11-29T15:00:00Z (torch 2.13.0, python 3.11.7, CPU only, https://github.com/errkb/errkb/actions/runs/7)"
     assert run_module.verification(root, "other").startswith("never verified")
 
 
@@ -169,3 +169,49 @@ def test_ipython_extension_prints_after_the_traceback(root, monkeypatch, capsys)
         shell.handler(shell, type(exc), exc, exc.__traceback__)
     err = capsys.readouterr().err
     assert err.index("TRACEBACK SHOWN") < err.index(f"errkb: this looks like `{SEED}`")
+
+
+GATHER_WARNING = (
+    "/site-packages/torch/nn/parallel/_functions.py:68: UserWarning: Was asked to gather along dimension 0, "
+    "but all input tensors were scalars; will instead unsqueeze and return a vector.\n"
+    "  warnings.warn('Was asked to gather along dimension 0, but all '\n"
+)
+
+
+@pytest.fixture
+def root_with_warning_record(root: Path) -> Path:
+    for slug in ("dataparallel-gather-scalars-warning", "dataparallel-object-has-no-attribute"):
+        shutil.copy(REPO / "records" / f"{slug}.json", root / "records")
+    return root
+
+
+def test_run_explains_the_fatal_error_not_the_warning_before_it(root_with_warning_record, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        f"import sys\nsys.stderr.write({GATHER_WARNING!r})\n"
+        "raise AttributeError(\"'DataParallel' object has no attribute 'generate'\")\n"
+    )
+    result = errkb_cli(root_with_warning_record, "run", "--", sys.executable, str(script))
+    assert "errkb: this looks like `dataparallel-object-has-no-attribute`" in result.stderr
+    assert "Also seen: dataparallel-gather-scalars-warning (1.00, a warning in the output)" in result.stderr
+
+
+def test_run_offers_a_warning_record_only_as_also_seen(root_with_warning_record, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(f"import sys\nsys.stderr.write({GATHER_WARNING!r})\nraise KeyError('x')\n")
+    result = errkb_cli(root_with_warning_record, "run", "--", sys.executable, str(script))
+    assert "errkb: no record in the catalog matches the error that ended the run." in result.stderr
+    assert "Also seen: dataparallel-gather-scalars-warning" in result.stderr
+    assert "this looks like" not in result.stderr
+
+
+def test_the_same_error_scores_the_same_from_every_entry_point(root_with_warning_record):
+    message = "'DataParallel' object has no attribute 'generate'"
+    try:
+        raise AttributeError(message)
+    except AttributeError as exc:
+        explained = errkb.explain(exc, root=root_with_warning_record)
+    from_traceback = errkb.match(f"AttributeError: {message}", root=root_with_warning_record)[0]
+    from_message = errkb.match(message, root=root_with_warning_record)[0]  # str(exc): no class
+    assert explained.score == from_traceback.score == from_message.score == 1.0
+    assert explained.why() == "pattern matched the final exception line; same class"

@@ -38,22 +38,24 @@ RUNS = [
         "slug": SEED_SLUG, "verdict": "skipped", "reason": "needs 2 CUDA devices, found 0", "variant": None,
         "drift": None, "started_at": "2026-11-28T10:00:00Z", "seconds": 0.4, "python": "3.11.7", "torch": "2.13.0",
         "library": "hanlp", "library_version": "2.1.5", "packages": '{"torch": "2.13.0", "hanlp": "2.1.5"}',
-        "cuda_device_count": 0, "cuda_devices": "[]", "host": "ci-runner-3", "platform": "Linux-6.1-x86_64",
+        "cuda_device_count": 0, "cuda_devices": "[]", "ran_at": "local", "platform": "Linux-6.1-x86_64",
         "stages": "{}",
     },
     {
         "slug": SEED_SLUG, "verdict": "verified", "reason": None, "variant": "cuda: 2 devices", "drift": None,
         "started_at": "2026-11-29T15:00:00Z", "seconds": 12.3, "python": "3.11.7", "torch": "2.13.0",
         "library": "hanlp", "library_version": "2.1.5", "packages": '{"torch": "2.13.0", "hanlp": "2.1.5"}',
-        "cuda_device_count": 2, "cuda_devices": '["NVIDIA H200", "NVIDIA H200"]', "host": "gpu-box-1",
+        "cuda_device_count": 2, "cuda_devices": '["NVIDIA H200", "NVIDIA H200"]', "ran_at": "https://github.com/errkb/errkb/actions/runs/1",
         "platform": "Linux-6.1-x86_64", "stages": "{}",
     },
 ]
 
 
 def make_root(path: Path, runs: bool = True) -> Path:
-    """A catalog root with the repository's records, a built catalog.db and, optionally, two runs of the seed."""
+    """A catalog root with the repository's records (the seed as it was given), a built catalog.db and, optionally,
+    two runs of the seed."""
     shutil.copytree(REPO / "records", path / "records")
+    shutil.copy(REPO / "tests" / "data" / "seed-record.json", path / "records" / f"{SEED_SLUG}.json")
     catalog.build(path)
     if runs:
         db = sqlite_utils.Database(path / "catalog.db")

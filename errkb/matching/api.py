@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from ..bundled import locate
 from ..store import find_root
 from . import index
 from .matcher import DATABASE_FILE, RECORDS_DIR, Match, Matcher
@@ -30,8 +31,11 @@ def _signature(root: Path) -> tuple:
 
 
 def matcher_for(root: Path | None = None) -> Matcher:
-    """The Matcher of a catalog root, reused while its records are unchanged."""
-    root = (root or find_root() or Path.cwd()).resolve()
+    """The Matcher of a catalog root (default: `errkb.bundled.locate`), reused while its records are unchanged.
+
+    Raises errkb.bundled.NoCatalog when there is no catalog to match against.
+    """
+    root = locate(root).resolve()
     signature = _signature(root)
     with _cache_lock:
         cached = _cache.get(root)
@@ -47,6 +51,7 @@ def matcher_for(root: Path | None = None) -> Matcher:
 def match(text: str, root: Path | str | None = None, limit: int = 5, threshold: float = THRESHOLD) -> list[Match]:
     """Records of the catalog that explain the error in a pasted traceback or log, best first.
 
-    [] when nothing is close enough. `root` is the catalog (default: see `find_root`).
+    [] when nothing is close enough. `root` is the catalog (default: the nearest catalog folder, else
+    the one bundled with errkb; see `errkb.bundled.locate`). Raises NoCatalog when there is none.
     """
     return matcher_for(Path(root) if root else None).match(text, limit=limit, threshold=threshold)

@@ -11,11 +11,18 @@ import click
 from .score import THRESHOLD
 
 
-def catalog_root(ctx: click.Context) -> Path | None:
-    """--root (or $ERRKB_ROOT) when given, else the catalog errkb finds (errkb.store.find_root)."""
-    from ..store import find_root
+def catalog_root(ctx: click.Context) -> Path:
+    """--root (or $ERRKB_ROOT) when given, else the nearest catalog folder, else the bundled catalog.
 
-    return ctx.find_root().params.get("root") or find_root()
+    Exits with status 2 and says so when there is no catalog at all (never "no match").
+    """
+    from ..bundled import NoCatalog, locate
+
+    try:
+        return locate(ctx.find_root().params.get("root"))
+    except NoCatalog as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
 
 
 def read_paste(source: str) -> str:
@@ -42,7 +49,8 @@ def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, mi
     """Rank the catalog's records against a pasted traceback or log (FILE, or - for stdin).
 
     Log prefixes, colour codes, wrapped lines, chained exceptions and text around the error are
-    handled. Exit status: 0 when a record matches, 1 when none is close enough, 2 on bad usage.
+    handled. Outside a catalog folder the catalog bundled with errkb is used. Exit status: 0 when a
+    record matches, 1 when none is close enough, 2 on bad usage or when there is no catalog.
     """
     from .. import paste
     from .api import matcher_for
@@ -67,6 +75,8 @@ def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, mi
             click.echo(f"{i}. {m.slug}  (score {m.score:.2f})")
             click.echo(f"   {m.error_class}: {shorten(first_line, 110)}")
             click.echo(f"   why: {m.why()}")
+            if m.seen_as == "warning":
+                click.echo("   also seen: a warning in the paste, not the error that ended the run")
         click.echo(f"\nerrkb show {found[0].slug}   # cause, fixes and verification")
     else:
         click.echo(f"no match: no record of the {matcher.size} in {matcher.source} is close enough (score >= {min_score}).")

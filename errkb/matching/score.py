@@ -15,7 +15,13 @@
   two devices, cuda:0 and cpu!"); the whole pasted message then counts as explained (`covered` 1)
   and the words score is what `present` finds of the record's wording.
 - class: the exception class agrees (errorClass, compared by its last dotted part). Weak: several
-  errors changed class across library versions.
+  errors changed class across library versions. A message pasted without its class (quoted in a
+  sentence, `str(exc)`) neither gains nor loses by it when the pattern matched: its class is
+  unknown, not different, so the same error scores the same from every entry point.
+- situation: some records' messages are generic ("The size of tensor a (5) must match ...", raised
+  by broadcasting anywhere): the message names none of the record's topics. For those the rest of
+  the paste (its frames, file names, the words around it) must show the record's situation (a tag
+  such as "crf"); when nothing does, the score is scaled by SITUATION_FACTOR, below the threshold.
 
 THRESHOLD is the score below which a record is not reported; see `docs/matching.md` for how it was
 chosen from the paste set in tests/data/pastes/.
@@ -24,6 +30,7 @@ chosen from the paste set in tests/data/pastes/.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Callable
@@ -38,6 +45,7 @@ THRESHOLD = 0.57
 COVERED_POWER = 4.0
 VALUE_WORDS = 2  # pasted words one value of the record may stand for
 PRESENT_POWER = 0.3
+SITUATION_FACTOR = 0.5  # a generic message in a paste that shows nothing of the record's situation
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,8 @@ class Evidence:
     covered: float = 0.0  # share of the pasted message's words the record explains
     present: float = 0.0  # share of the record's wording found in the paste
     opening: bool = False  # the pasted message starts with the record's opening clause
+    class_known: bool = True  # the paste names the exception's class
+    situation: bool | None = None  # None: the message identifies its record; else whether the paste shows its situation
 
     @property
     def words(self) -> float:
@@ -54,11 +64,40 @@ class Evidence:
 
     @property
     def score(self) -> float:
+        agrees = self.same_class or (self.pattern and not self.class_known)
         if self.pattern:
-            value = PATTERN_WEIGHT + WORDS_WEIGHT * self.words + CLASS_WEIGHT * self.same_class
+            value = PATTERN_WEIGHT + WORDS_WEIGHT * self.words + CLASS_WEIGHT * agrees
         else:
-            value = WORDS_ONLY_WEIGHT * self.words + CLASS_WEIGHT * self.same_class
+            value = WORDS_ONLY_WEIGHT * self.words + CLASS_WEIGHT * agrees
+        if self.situation is False:
+            value *= SITUATION_FACTOR
         return round(value, 4)
+
+
+_NOT_ALNUM = re.compile(r"[\W_]+")
+GENERIC_TAGS = frozenset({"pytorch", "python", "warning", "error", "training"})  # say nothing of a situation
+
+
+def compact(text: str) -> str:
+    """Lower-case letters and digits only: "shape-mismatch", "shape_mismatch" and "ShapeMismatch" agree."""
+    return _NOT_ALNUM.sub("", text.lower())
+
+
+def situation_terms(slug: str, tags: list[str], message: str) -> frozenset[str] | None:
+    """The record's topics a paste must show when its message is generic; None when the message is specific.
+
+    Generic: the message names none of the record's tags and under half of the words of its slug
+    (the record's own title). "The size of tensor a (5) must match ..." for `crf-forward-size-mismatch`
+    (tags crf, broadcasting, ...) is generic; "DataParallel not supported when CRF is used" is not.
+    """
+    said = compact(message)
+    topics = {compact(tag) for tag in tags if tag.lower() not in GENERIC_TAGS} - {""}
+    if not topics or any(topic in said for topic in topics):
+        return None
+    title = [word for word in slug.split("-") if len(word) > 2 and word not in ("not", "the", "and", "with")]
+    if title and sum(word in said for word in title) / len(title) >= 0.5:
+        return None
+    return frozenset(topics)
 
 
 def same_class(pasted: str | None, recorded: str | None) -> bool:

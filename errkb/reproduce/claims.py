@@ -34,6 +34,11 @@ def judge(claim: Claim, result: dict, record: Record, library: Library, document
     if claim.kind == "tryCatchPattern":
         return _try_catch(claim, result, entries, record, library)
     exc = result.get("exception")
+    if claim.kind in GUARDS and entries:
+        # A stage that asserts what the guard said fails with an AssertionError; the guard's own log says why.
+        judged = _guard(claim, entries)
+        if judged.verdict != VERIFIED or exc is None:
+            return judged
     if exc is not None:
         seen = observe_exception(exc, record, library)
         verdict = FIX_FAILED if claim.kind == "exampleFix" else CLAIM_FAILED

@@ -98,7 +98,8 @@ def run(field: str, namespace: dict | None = None, section: str | None = None) -
 
     def local(frame, event, arg):
         if event == "exception" and len(entry["caught"]) < 5:
-            entry["caught"].append(describe(arg[1]))
+            # During the event the traceback comes as arg[2]; the exception does not hold it yet.
+            entry["caught"].append(describe(arg[1].with_traceback(arg[2])))
         return local
 
     def calls(frame, event, arg):

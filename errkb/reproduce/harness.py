@@ -320,6 +320,7 @@ class _Run:
                 "python": facts.get("python"),
                 "torch": facts.get("torch"),
                 "torch_facts": self.torch,
+                "torch_git_version": facts.get("torch_git_version"),
                 "library": {
                     "repo": record.repo if record else None,
                     "package": library.package if library else None,

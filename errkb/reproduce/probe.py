@@ -53,6 +53,23 @@ def cpu_name() -> str | None:
     return platform.processor() or None
 
 
+def torch_build(found: dict) -> None:
+    """The CUDA release torch was built for, read from torch/version.py without importing torch (None: a CPU build)."""
+    folder = location_of("torch")
+    if not folder:
+        return
+    try:
+        with open(os.path.join(folder, "version.py"), encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return
+    for name, key in (("cuda", "cuda_version"), ("git_version", "torch_git_version")):
+        for line in text.splitlines():
+            if line.startswith(f"{name}:") or line.startswith(f"{name} ="):
+                value = line.split("=", 1)[1].strip().strip("'\"")
+                found[key] = None if value in ("None", "") else value
+
+
 def gpus(found: dict) -> None:
     """CUDA device count and names. On Linux without GPU device files the answer is known without importing
     torch (which costs ~2 s)."""
@@ -84,6 +101,7 @@ def probe(wanted: list[str]) -> dict:
         found["locations"][package] = location_of(package)
         if distribution:
             found["packages"][distribution] = version_of(distribution)
+    torch_build(found)
     gpus(found)
     return found
 

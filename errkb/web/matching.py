@@ -25,6 +25,11 @@ class Answer:
     engine: str  # "errkb.matching", or why it failed
     note: str | None = None  # what a long paste had left out
 
+    @property
+    def failed(self) -> bool:
+        """The page names the matcher only when it failed."""
+        return self.engine != "errkb.matching"
+
 
 def prepare(root: Path) -> str | None:
     """Let the matcher bring its index in catalog.db up to date now, before the file is served immutable.

@@ -16,6 +16,7 @@ VERDICT_TONE = {
     "not-reproduced": "warn",
     "wrong-error": "bad",
     "fix-failed": "bad",
+    "claim-failed": "bad",
     "timeout": "bad",
     "crashed": "bad",
     "skipped": "muted",
@@ -39,6 +40,7 @@ def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dic
         ),
         "commit_url": urls.github_commit(record["repo"], record["analyzedSha"]),
         "runs": [run_view(run) for run in runs],
+        **proof_context(datasette, database, record, runs),
         "links": {
             "class": urls.records_table(datasette, database, browse=True, errorClass=record["errorClass"]),
             "repo": urls.records_table(datasette, database, browse=True, repo=record["repo"]),
@@ -79,6 +81,90 @@ def source_lines(record: dict) -> list[dict]:
     ]
 
 
+def _is_current(run: dict) -> bool:
+    return bool(run.get("current")) if run.get("path") else True
+
+
+def proof_context(datasette, database: str, record: dict, runs: list[dict]) -> dict:
+    """The verification matrix (a column per environment, a row per stage or claim), its one-line summary, each
+    claim's mark, and the results kept for earlier versions of the record."""
+    from ..runs import matrix_summary
+
+    current = [run for run in runs if _is_current(run)]
+    current.sort(key=lambda run: (bool(run.get("cuda_device_count")), _release_key(run.get("torch") or run.get("library_version"))))
+    columns = []
+    for run in current:
+        claims = {_claim_label(c): c for c in _json_list(run.get("claims")) if isinstance(c, dict)}
+        columns.append({
+            "title": _environment_title(run), "url": datasette.urls.row(database, "reproduction_runs", str(run["id"])),
+            "verdict": run.get("verdict"), "tone": VERDICT_TONE.get(run.get("verdict"), "muted"), "claims": claims,
+            "reason": run.get("reason"), "run": run,
+        })
+    labels = []
+    for column in columns:
+        for label in column["claims"]:
+            if label not in labels:
+                labels.append(label)
+    rows = [{"label": "error reproduced", "cells": [_trigger_cell(c) for c in columns]}]
+    for label in labels:
+        rows.append({"label": label, "cells": [_claim_cell(c, label) for c in columns]})
+    marks = {label: _claim_mark(columns, label) for label in labels}
+    return {
+        "matrix": {"columns": columns, "rows": rows},
+        "proof_summary": matrix_summary(current, record.get("lineNumber")),
+        "claim_marks": marks,
+        "solution_marks": [marks.get(f"solution {i}") for i in range(1, len(record.get("solutions") or []) + 1)],
+        "earlier_runs": [run_view(run) for run in runs if not _is_current(run)],
+    }
+
+
+def _claim_label(claim: dict) -> str:
+    return f"solution {claim.get('index')}" if claim.get("kind") == "solution" else str(claim.get("kind"))
+
+
+def _environment_title(run: dict) -> str:
+    name = "torch" if run.get("torch") else (run.get("library") or "?")
+    release = (run.get("torch") or run.get("library_version") or "?")
+    count = run.get("cuda_device_count") or 0
+    names = _json_list(run.get("cuda_devices"))
+    hardware = f"{count}× {str(names[0]).replace('NVIDIA ', '')}" if count and names else "CPU"
+    build = f", {run['torch_build']} build" if run.get("torch_build") and run.get("torch_build") != "CPU" else ""
+    return f"{name} {release} · {hardware}{build}"
+
+
+def _trigger_cell(column: dict) -> dict:
+    verdict = column["verdict"]
+    shown = "reproduced" if verdict in ("verified", "fix-failed", "claim-failed") else verdict
+    tone = "good" if shown == "reproduced" else VERDICT_TONE.get(verdict, "muted")
+    return {"text": shown, "tone": tone, "url": column["url"], "title": column["reason"]}
+
+
+def _claim_cell(column: dict, label: str) -> dict:
+    claim = column["claims"].get(label)
+    if claim is None:
+        return {"text": "—", "tone": "none", "url": column["url"], "title": "no such claim in this run"}
+    verdict = claim.get("verdict") or "not-run"
+    return {"text": verdict, "tone": VERDICT_TONE.get(verdict, "muted"), "url": column["url"], "title": claim.get("reason")}
+
+
+def _claim_mark(columns: list[dict], label: str) -> dict:
+    ran = [c for c in columns if (c["claims"].get(label) or {}).get("verdict") not in (None, "not-run")]
+    held = [c for c in ran if c["claims"][label].get("verdict") == "verified"]
+    if not ran:
+        return {"text": "not run yet", "tone": "muted", "url": None}
+    tone = "good" if len(held) == len(ran) else "bad"
+    return {"text": f"verified in {len(held)}/{len(ran)} environments", "tone": tone, "url": (held or ran)[-1]["url"]}
+
+
+def _release_key(text: str | None):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version((text or "0").split("+")[0])
+    except InvalidVersion:
+        return Version("0")
+
+
 def run_view(run: dict) -> dict:
     versions = [f"Python {run['python']}"] if run.get("python") else []
     if run.get("torch"):
@@ -96,12 +182,13 @@ def run_view(run: dict) -> dict:
         "started_at": run.get("started_at"),
         "versions": versions,
         "devices": devices(run),
-        "host": run.get("host"),
+        "ran_at": run.get("ran_at") or run.get("host"),
         "platform": run.get("platform"),
         "variant": run.get("variant"),
         "drift": run.get("drift"),
         "reason": run.get("reason"),
         "seconds": run.get("seconds"),
+        "current": _is_current(run),
     }
 
 

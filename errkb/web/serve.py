@@ -33,12 +33,16 @@ def make_datasette(db_path: Path):
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8001, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the catalog in a web browser.")
-@click.pass_obj
-def serve(root: Path, host: str, port: int, open_browser: bool) -> None:
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
     """Browse the catalog in Datasette: record pages, search, facets, paste a traceback.
 
-    Updates catalog.db from records/ first, then serves it read-only.
+    Updates catalog.db from records/ first, then serves it read-only. Outside a catalog folder
+    (and without --root) it serves the catalog bundled with errkb.
     """
+    from ..matching.command import catalog_root
+
+    root = catalog_root(ctx)
     try:
         report = catalog.build(root)
     except InvalidInput as exc:

@@ -1,5 +1,6 @@
 """Planted defect: fix() runs the same failing code again, so the documented error re-raises."""
 NEEDS = {"packages": {"hanlp": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "fix"}
 
 from hanlp.components.taggers.rnn_tagger import RNNTagger
 from torch import nn

@@ -1,5 +1,6 @@
 """Planted defect: trigger() never returns; the harness must stop it at its 2 s budget."""
 NEEDS = {"packages": {}, "cuda_devices": 0, "timeout_s": 2}
+SOLUTIONS = {1: "fix"}
 
 import time
 

@@ -1,5 +1,6 @@
 """Planted native record: 2-D lengths fail in C++ (checkLongTensor in PackedSequence.cpp)."""
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "fix"}
 
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence

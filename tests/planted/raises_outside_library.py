@@ -1,5 +1,6 @@
 """Planted defect: the right class and message, raised by the reproduction itself, outside the library."""
 NEEDS = {"packages": {}, "cuda_devices": 0, "timeout_s": 30}
+SOLUTIONS = {1: "fix"}
 
 
 def trigger():

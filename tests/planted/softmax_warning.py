@@ -1,6 +1,7 @@
 """Planted warning record: F.softmax without dim= warns (UserWarning) from torch/nn/functional.py, in Python.
 The warning's own location is the caller's (stacklevel); the harness must find torch's frame all the same."""
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "fix"}
 
 import warnings
 

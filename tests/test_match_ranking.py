@@ -1,0 +1,155 @@
+"""What the matcher puts first (the exception that ended the run), and how it generalises: quoted
+messages, wordings observed by reproduction runs, and generic messages judged by their surroundings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from errkb import catalog
+from errkb.matching import THRESHOLD, Matcher
+from errkb.matching.matcher import wordings_from_results
+from errkb.matching.score import situation_terms
+
+REPO = Path(__file__).resolve().parents[1]
+PASTES = Path(__file__).parent / "data" / "pastes"
+OLD_WORDING = "Expected object of device type cuda but got device type cpu for argument #1 'self' in call to _th_addmm"
+
+WARNING_THEN_FATAL = """\
+/site-packages/torch/nn/parallel/_functions.py:68: UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze and return a vector.
+  warnings.warn('Was asked to gather along dimension 0, but all '
+Traceback (most recent call last):
+  File "generate.py", line 12, in <module>
+    out = model.generate(ids)
+  File "/site-packages/torch/nn/modules/module.py", line 1931, in __getattr__
+    raise AttributeError(
+AttributeError: 'DataParallel' object has no attribute 'generate'
+"""
+SIZE_MISMATCH = "RuntimeError: The size of tensor a (17) must match the size of tensor b (64) at non-singleton dimension 1\n"
+
+
+@pytest.fixture(scope="module")
+def matcher() -> Matcher:
+    return Matcher.from_folder(REPO)
+
+
+def test_the_exception_that_ended_the_run_comes_before_a_warning(matcher: Matcher):
+    found = matcher.match(WARNING_THEN_FATAL)
+    assert [m.slug for m in found] == ["dataparallel-object-has-no-attribute", "dataparallel-gather-scalars-warning"]
+    assert [m.seen_as for m in found] == ["final", "warning"]
+    assert found[1].score == 1.0 and found[1].also_seen and not found[0].also_seen
+    assert found[0].why() == "pattern matched the final exception line; same class"
+    assert found[1].why() == "pattern matched a warning in the paste; same class"
+
+
+def test_a_handled_exception_comes_after_the_one_that_ended_the_run(matcher: Matcher):
+    text = (
+        "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n"
+        "AttributeError: 'DataParallel' object has no attribute 'predict'\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n  File \"a.py\", line 5, in <module>\n"
+        "ValueError: Expected more than 1 value per channel when training, got input size torch.Size([1, 8])\n"
+    )
+    found = matcher.match(text)
+    assert [(m.slug, m.seen_as) for m in found] == [
+        ("batchnorm-one-value-per-channel", "final"), ("dataparallel-object-has-no-attribute", "earlier")]
+
+
+def test_why_has_no_numbers(matcher: Matcher):
+    for m in matcher.match((PASTES / "cuda-checkpoint--old-map-location-cpu.txt").read_text()):
+        assert not any(char.isdigit() for char in m.why()), m.why()
+
+
+def test_a_message_quoted_in_a_sentence_is_matched_alone(matcher: Matcher):
+    text = ("I keep getting `Default process group has not been initialized, please make sure to call "
+            "init_process_group` when I start training on one GPU, any idea?")
+    found = matcher.match(text)
+    assert found and found[0].slug == "default-process-group-not-initialized"
+    assert found[0].seen_as == "message"
+
+
+def test_observed_wordings_are_alternative_messages(tmp_path: Path):
+    plain = Matcher.from_folder(REPO)
+    paste = f"RuntimeError: {OLD_WORDING}\n"
+    assert plain.match(paste) == []
+    results = tmp_path / "verifications" / "expected-all-tensors-on-same-device"
+    results.mkdir(parents=True)
+    (results / "torch-1.4.0-gpu.json").write_text(json.dumps({"verdict": "wrong-error", "observedMessages": [
+        "Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm"]}))
+    observed = wordings_from_results(tmp_path / "verifications")
+    learned = Matcher.from_folder(REPO)
+    assert learned.add_wordings(observed) == 1
+    found = learned.match(paste)
+    assert found and found[0].slug == "expected-all-tensors-on-same-device"
+    assert found[0].observed and "a wording seen in reproduction runs" in found[0].why()
+
+
+def test_observed_wordings_are_read_from_the_catalog_database(tmp_path: Path):
+    (tmp_path / "records").mkdir()
+    shutil.copy(REPO / "records" / "expected-all-tensors-on-same-device.json", tmp_path / "records")
+    catalog.build(tmp_path)
+    with sqlite3.connect(tmp_path / "catalog.db") as conn:
+        conn.execute("CREATE TABLE observed_messages (slug TEXT, message TEXT)")
+        conn.execute("INSERT INTO observed_messages VALUES (?, ?)", ["expected-all-tensors-on-same-device", OLD_WORDING])
+    found = Matcher.open(tmp_path).match(f"RuntimeError: {OLD_WORDING.replace('addmm', 'mm')}\n")
+    assert found and found[0].slug == "expected-all-tensors-on-same-device"
+
+
+def test_a_generic_message_needs_the_records_situation_in_the_paste(matcher: Matcher):
+    unrelated = (
+        "Traceback (most recent call last):\n"
+        '  File "augment.py", line 88, in mixup\n'
+        "    mixed = lam * images + (1 - lam) * images[index]\n" + SIZE_MISMATCH
+    )
+    crf = (
+        "Traceback (most recent call last):\n"
+        '  File "tagger/crf_layer.py", line 52, in _log_partition\n'
+        "    alpha = alpha.unsqueeze(1) + self.trans\n" + SIZE_MISMATCH
+    )
+    assert matcher.match(unrelated) == []
+    best = matcher.rank(unrelated)[0]
+    assert best.slug == "crf-forward-size-mismatch" and best.pattern and best.score < THRESHOLD
+    assert "nothing else in the paste points to this record's situation" in best.why()
+    found = matcher.match(crf)
+    assert found and found[0].slug == "crf-forward-size-mismatch" and found[0].score >= 0.9
+
+
+def test_which_messages_are_generic():
+    records = {path.stem: json.loads(path.read_text())["record"] for path in (REPO / "records").glob("*.json")}
+    generic = {slug for slug, r in records.items() if situation_terms(slug, r["tags"], r["errorMessage"]) is not None}
+    assert generic == {"crf-forward-size-mismatch"}
+
+
+@pytest.mark.parametrize("paste", [
+    'RuntimeError: Error(s) in loading state_dict for Net: Unexpected key(s) in state_dict: "module.fc.weight"',
+    'RuntimeError: Error(s) in loading state_dict for DataParallel:\n\tMissing key(s) in state_dict: "module.fc.weight", '
+    '"module.fc.bias". \n\tUnexpected key(s) in state_dict: "fc.weight", "fc.bias". ',
+])
+def test_state_dict_prefix_in_both_directions(matcher: Matcher, paste: str):
+    found = matcher.match(paste)
+    assert found and found[0].slug == "state-dict-keys-have-module-prefix" and found[0].pattern
+
+
+def test_state_dict_keys_prefixed_on_both_sides_are_another_problem(matcher: Matcher):
+    paste = ('RuntimeError: Error(s) in loading state_dict for DataParallel:\n\tMissing key(s) in state_dict: '
+             '"module.bn.weight". \n\tUnexpected key(s) in state_dict: "module.bn1.weight". ')
+    assert all(not m.pattern for m in matcher.rank(paste) if m.slug == "state-dict-keys-have-module-prefix")
+
+
+def test_a_catalog_database_knows_the_situations_too(tmp_path: Path):
+    (tmp_path / "records").mkdir()
+    shutil.copy(REPO / "records" / "crf-forward-size-mismatch.json", tmp_path / "records")
+    catalog.build(tmp_path)
+    opened = Matcher.open(tmp_path)
+    assert opened.match(SIZE_MISMATCH) == []
+    assert opened.match("  File \"model/crf.py\", line 40, in forward\n" + SIZE_MISMATCH)[0].slug == "crf-forward-size-mismatch"
+
+
+def test_an_observed_wording_keeps_the_words_its_record_spells_out():
+    learned = Matcher.from_folder(REPO)
+    learned.add_wordings({"dataparallel-object-has-no-attribute": ["'DataParallel' object has no attribute 'predict'"]})
+    assert learned.match("AttributeError: 'Net' object has no attribute 'module'\n") == []

@@ -1,0 +1,175 @@
+"""Verification results as committed data: the file format, build loading them, the stale-result rule, show --json."""
+
+import json
+import shutil
+
+import jsonschema
+import pytest
+from sqlite_utils import Database
+
+from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
+from errkb import verifications
+from errkb.store import file_hash
+
+SCHEMA = json.loads((REPO / verifications.SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+def result(root, verdict="verified", torch="2.13.0+cpu", gpus=(), **changes) -> dict:
+    """A result for the seed as it is in `root` now (current), in the shape `errkb reproduce` writes."""
+    packages = {"hanlp": "2.1.5", "torch": torch}
+    data = {
+        "schemaVersion": 1, "slug": SEED_SLUG,
+        "environment": verifications.environment_key(packages, "3.11.7", list(gpus)),
+        "recordHash": file_hash(root / "records" / f"{SEED_SLUG}.json"),
+        "reproductionHash": file_hash(root / "reproductions" / f"{SEED_SLUG}.py"),
+        "verdict": verdict, "reason": "ValueError raised at hanlp/components/taggers/tagger.py:37; 1 claim(s) held",
+        "failedClaim": None, "drift": None,
+        "stages": [{"stage": "trigger", "function": "trigger", "outcome": "raised", "kind": "exception",
+                    "exceptionClass": "ValueError", "message": "DataParallel not supported when CRF is used",
+                    "raiseSite": "hanlp/components/taggers/tagger.py:37", "warnings": [], "executed": []}],
+        "claims": [{"kind": "solution", "index": 1, "verdict": verdict, "reason": "single_device() completed"}],
+        "packages": packages, "library": "hanlp 2.1.5", "python": "3.11.7", "torchGitVersion": "cf30153c4c131c8164ee7798e5022d810682e2cb",
+        "torchBuild": "CPU", "hardware": {"cpu": "AMD EPYC", "cpuCount": 2, "gpus": list(gpus), "gpuCount": len(gpus), "cuda": None, "cudnn": None},
+        "os": "Linux-6.1-x86_64", "startedAt": "2026-12-01T07:00:00.000000Z", "seconds": 5.2, "errkbVersion": "0.1.0",
+        "ranAt": {"kind": "local", "url": None}, "observedMessages": ["DataParallel not supported when CRF is used"],
+    }
+    data.update(changes)
+    return data
+
+
+def write(root, data) -> str:
+    path = root / "verifications" / data["slug"] / f"{data['environment']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path.relative_to(root).as_posix()
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    (tmp_path / "records").mkdir()
+    (tmp_path / "reproductions").mkdir()
+    shutil.copy(CATALOG_SEED, tmp_path / "records")
+    shutil.copy(REPO / "reproductions" / f"{SEED_SLUG}.py", tmp_path / "reproductions")
+    return tmp_path
+
+
+def verdict_row(root):
+    db = Database(root / "catalog.db")
+    return db.execute("select lastVerdict, verifiedOn from records where slug = ?", [SEED_SLUG]).fetchone()
+
+
+def test_the_schema_file_is_generated_from_the_model():
+    assert (REPO / verifications.SCHEMA_FILE).read_text(encoding="utf-8") == verifications.schema_text()
+
+
+def test_a_result_validates_against_model_and_schema(catalog):
+    data = result(catalog)
+    verifications.Verification.model_validate(data)
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+
+
+def test_environment_key_names_versions_python_and_hardware():
+    assert verifications.environment_key({"torch": "2.5.1", "hanlp": "2.1.5"}, "3.11.7", []) == "hanlp-2.1.5_torch-2.5.1_py3.11_cpu"
+    gpu = verifications.environment_key({"torch": "2.14.1"}, "3.12.1", ["NVIDIA H200", "NVIDIA H200"])
+    assert gpu == "torch-2.14.1_py3.12_cuda2x-nvidia-h200"
+
+
+def test_build_loads_results_and_sets_verdict_and_verified_on(catalog):
+    write(catalog, result(catalog, torch="2.5.1"))
+    write(catalog, result(catalog, torch="2.13.0+cpu"))
+    write(catalog, result(catalog, torch="2.14.1", gpus=["NVIDIA H200"]))
+    assert run_cli("build", root=catalog).exit_code == 0
+    db = Database(catalog / "catalog.db")
+    assert db["reproduction_runs"].count == 3
+    assert verdict_row(catalog) == ("verified", "torch 2.5.1, 2.13.0 (CPU); torch 2.14.1 (1× H200)")
+
+
+def test_a_result_for_an_older_record_stays_visible_but_sets_no_verdict(catalog):
+    write(catalog, result(catalog, verdict="wrong-error"))
+    record = catalog / "records" / f"{SEED_SLUG}.json"
+    envelope = json.loads(record.read_text())
+    envelope["record"]["preventionTips"].append("Check the tagger's crf flag before choosing devices")
+    record.write_text(json.dumps(envelope, indent=2))
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert verdict_row(catalog) == (None, None)
+    shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)
+    (entry,) = shown["verifications"]
+    assert entry["current"] is False and entry["verdict"] == "wrong-error"
+    assert {"verdict", "packages", "cuda_devices", "current", "path"} <= set(entry)
+
+
+def test_an_edited_reproduction_also_makes_results_stale(catalog):
+    write(catalog, result(catalog))
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert verdict_row(catalog)[0] == "verified"
+    with open(catalog / "reproductions" / f"{SEED_SLUG}.py", "a") as handle:
+        handle.write("\n# edited\n")
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert verdict_row(catalog) == (None, None)
+
+
+def test_rerunning_an_environment_replaces_its_row(catalog):
+    path = write(catalog, result(catalog, verdict="fix-failed"))
+    assert run_cli("build", root=catalog).exit_code == 0
+    write(catalog, result(catalog, verdict="verified", startedAt="2026-12-01T08:00:00.000000Z"))
+    assert run_cli("build", root=catalog).exit_code == 0
+    rows = list(Database(catalog / "catalog.db").query("select path, verdict from reproduction_runs"))
+    assert rows == [{"path": path, "verdict": "verified"}]
+
+
+def test_a_deleted_result_file_leaves_the_catalog(catalog):
+    path = write(catalog, result(catalog))
+    assert run_cli("build", root=catalog).exit_code == 0
+    (catalog / path).unlink()
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert Database(catalog / "catalog.db")["reproduction_runs"].count == 0
+    assert verdict_row(catalog) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "change, where, message",
+    [
+        ({"verdict": "sort-of"}, "$.verdict", "expected: Input should be 'verified'"),
+        ({"hardware": {"gpuCount": "0"}}, "$.hardware.gpuCount", "expected: Input should be a valid integer"),
+        ({"recordHash": "abc"}, "$.recordHash", "expected: String should match pattern"),
+        ({"hostname": "gpu-box-1"}, "$.hostname", "Extra inputs are not permitted"),
+        ({"slug": "another-record"}, "$.slug", "expected the folder's name"),
+    ],
+)
+def test_a_tampered_result_is_rejected_by_build_naming_file_and_field(catalog, change, where, message):
+    assert run_cli("build", root=catalog).exit_code == 0
+    data = result(catalog)
+    path = write(catalog, data)
+    (catalog / path).write_text(json.dumps({**data, **change}), encoding="utf-8")
+    before = tree_digest(catalog)
+    outcome = run_cli("build", root=catalog)
+    assert outcome.exit_code == 1
+    assert f"{path}: {where}" in outcome.stderr and message in outcome.stderr
+    assert tree_digest(catalog) == before
+
+
+def test_a_truncated_result_is_rejected(catalog):
+    path = write(catalog, result(catalog))
+    text = (catalog / path).read_text()
+    (catalog / path).write_text(text[: len(text) // 2])
+    outcome = run_cli("build", root=catalog)
+    assert outcome.exit_code == 1 and path in outcome.stderr
+    db = Database(catalog / "catalog.db")
+    assert "records" not in db.table_names()  # the failed build left nothing behind
+
+
+def test_show_json_lists_results_before_any_build(catalog):
+    write(catalog, result(catalog))
+    shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)
+    (entry,) = shown["verifications"]
+    assert entry["current"] is True and entry["packages"]["torch"] == "2.13.0+cpu" and entry["cuda_devices"] == 0
+    assert entry["path"].startswith(f"verifications/{SEED_SLUG}/")
+    assert shown["slug"] == SEED_SLUG  # the record's own fields are still there
+
+
+def test_the_committed_catalog_has_a_result_for_every_record():
+    """A fresh clone shows the proof: every record has committed results, each with a verdict."""
+    for record in sorted((REPO / "records").glob("*.json")):
+        entries = verifications.for_record(REPO, record.stem)
+        assert entries, f"no committed verification for {record.stem}"
+        assert all(entry["verdict"] for entry in entries)
