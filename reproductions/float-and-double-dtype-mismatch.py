@@ -5,10 +5,11 @@ aten/src/ATen/native/LinearAlgebra.cpp) raises "mat1 and mat2 must have the same
 The reproduction builds the float64 tensor with torch directly (what torch.from_numpy returns for a default NumPy
 array) so that it does not depend on NumPy's ABI across PyTorch releases. The demonstrations convert the data to
 float32 (the loss falls over a few steps) and, as the alternative, convert the model to float64; the record's
-exampleFix and validationCode run from its own text.
+exampleFix and validationCode run from its own text. Releases before 2.1 raise the same check without the dtypes
+("mat1 and mat2 must have the same dtype"), which the record's pattern does not accept: hence torch>=2.1.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "cast_input", 2: "double_model"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 
