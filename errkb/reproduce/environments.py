@@ -21,6 +21,7 @@ from typing import Callable
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 MARKER = "errkb-env.json"
 INSTALL_TIMEOUT_S = 3600
@@ -61,6 +62,17 @@ class Prepared:
     path: Path | None = None
 
 
+def era_constraints(wanted: list[Requirement], others: dict[str, str]) -> dict[str, str]:
+    """What a release's own users had beside it: torch wheels before 2.3 were built against NumPy 1.x and
+    cannot use NumPy 2 ("Numpy is not available"), so their environments get numpy<2."""
+    for requirement in wanted:
+        if canonicalize_name(requirement.name) == "torch" and "numpy" not in others:
+            release = Version(next(iter(requirement.specifier)).version)
+            if release < Version("2.3"):
+                return {"numpy": "<2"}
+    return {}
+
+
 def uv_binary() -> str | None:
     try:
         from uv import find_uv_bin
@@ -87,6 +99,7 @@ def prepare(
     label = " ".join(str(r) for r in wanted)
     pinned = {canonicalize_name(r.name) for r in wanted}
     others = {name: spec for name, spec in sorted(others.items()) if canonicalize_name(name) not in pinned}
+    others.update(era_constraints(wanted, others))
     key_text = json.dumps([sys.version_info[:2], sorted(map(str, wanted)), others], sort_keys=True)
     name = "-".join(f"{r.name}{r.specifier}".replace("==", "-") for r in wanted)
     folder = env_root() / f"{name}-py{sys.version_info[0]}.{sys.version_info[1]}-{hashlib.sha256(key_text.encode()).hexdigest()[:10]}"

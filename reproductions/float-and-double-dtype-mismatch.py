@@ -1,0 +1,86 @@
+"""Tabular features arrive as float64 (NumPy's default dtype, kept by torch.from_numpy and torch.tensor) and go
+into a model whose parameters are float32 (PyTorch's default). nn.Linear calls addmm with the float64 batch as
+mat1 and the float32 weight as mat2, and addmm's dtype check (the ADDMM_META macro in
+aten/src/ATen/native/LinearAlgebra.cpp) raises "mat1 and mat2 must have the same dtype, but got Double and Float".
+The reproduction builds the float64 tensor with torch directly (what torch.from_numpy returns for a default NumPy
+array) so that it does not depend on NumPy's ABI across PyTorch releases. The demonstrations convert the data to
+float32 (the loss falls over a few steps) and, as the alternative, convert the model to float64; the record's
+exampleFix and validationCode run from its own text. Releases before 2.1 raise the same check without the dtypes
+("mat1 and mat2 must have the same dtype"), which the record's pattern does not accept: hence torch>=2.1.
+"""
+
+NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+SOLUTIONS = {1: "cast_input", 2: "double_model"}
+CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+
+import math
+
+import errkb_record as record
+
+import torch
+import torch.nn as nn
+
+
+def _data():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 5, generator=g, dtype=torch.float64)  # = torch.from_numpy(np.random.randn(32, 5))
+    y = x @ torch.arange(1.0, 6.0, dtype=torch.float64).unsqueeze(1)
+    return x, y
+
+
+def _model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 1))
+
+
+def _fit(model, x, y, steps=20):
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(steps):
+        loss = nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert all(math.isfinite(v) for v in losses)
+    assert losses[-1] < losses[0], losses
+    return losses
+
+
+def trigger():
+    x, _ = _data()
+    _model()(x)  # float64 input, float32 weights
+
+
+def cast_input():
+    """Solution 1: convert the data to the model's dtype (float32)."""
+    x, y = _data()
+    x, y = x.float(), y.float()
+    model = _model()
+    _fit(model, x, y)
+    assert model(x).dtype == torch.float32
+
+
+def double_model():
+    """Solution 2: convert the model to float64 instead (when the precision is really needed)."""
+    x, y = _data()
+    model = _model().double()
+    _fit(model, x, y)
+    assert model(x).dtype == torch.float64
+
+
+def example_fix():
+    """The record's exampleFix, its "after" part, on the trigger's data and model."""
+    x64, y64 = _data()
+    model = _model()
+    names = record.run("exampleFix", {"torch": torch, "model": model, "features": x64, "targets": y64}, section="after")
+    assert names["x"].dtype == torch.float32 and names["out"].dtype == torch.float32
+    _fit(model, names["x"], names["y"])
+
+
+def guard():
+    """validationCode flags the float64 batch and passes the float32 one."""
+    x, _ = _data()
+    model = _model()
+    assert not record.check("validationCode", {"model": model, "x": x})
+    assert record.check("validationCode", {"model": model, "x": x.float()})
