@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from ..listing import unknown_slug_message
+
 
 @click.command()
 @click.argument("slugs", nargs=-1, metavar="[SLUG]...")
@@ -42,7 +44,7 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, jobs: int |
     else:
         unknown = [s for s in slugs if not store.is_safe_slug(s) or not store.record_path(root, s).exists()]
         if unknown:
-            raise click.UsageError(f"no record {', '.join(map(repr, unknown))} in {root / store.RECORDS_DIR}")
+            raise click.UsageError(unknown_slug_message(root, unknown))
         selected = list(dict.fromkeys(slugs))
 
     def progress(result, done, total):
