@@ -154,8 +154,10 @@ def test_catalog_search_speaks_in_words(client):
     assert "<h1>Records matching “DataParallel”</h1>" in html
     assert "Custom SQL query" not in html and "select records.slug" not in html
     assert html.index(SEED_SLUG) < html.index("dataparallel-gather-scalars-warning")  # by relevance
-    empty = client.get("/catalog/search").text
-    assert "<h1>Search the records</h1>" in empty and "Type a few words" in empty
+    assert 'errkb-none">never verified</span>' in html and 'errkb-good">verified</span>' in html
+    for query in ["", "?q=", '?q="']:
+        empty = client.get("/catalog/search" + query).text
+        assert "<h1>Search the records</h1>" in empty and "Type a few words" in empty
 
 
 def test_links_to_browse_records_open_the_records_browser(client):
