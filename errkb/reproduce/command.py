@@ -10,8 +10,6 @@ from pathlib import Path
 
 import click
 
-from ..listing import unknown_slug_message
-
 
 @click.command()
 @click.argument("slugs", nargs=-1, metavar="[SLUG]...")
@@ -44,7 +42,7 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, jobs: int |
     else:
         unknown = [s for s in slugs if not store.is_safe_slug(s) or not store.record_path(root, s).exists()]
         if unknown:
-            raise click.UsageError(unknown_slug_message(root, unknown))
+            raise click.UsageError(f"no record {', '.join(map(repr, unknown))} in {root / store.RECORDS_DIR}{_suggestion(root, unknown)}")
         selected = list(dict.fromkeys(slugs))
 
     def progress(result, done, total):
@@ -58,6 +56,16 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, jobs: int |
         click.echo(report.table(results))
     click.echo(report.summary(results, strict), err=as_json)
     sys.exit(0 if all(result.passed(strict) for result in results) else 1)
+
+
+def _suggestion(root: Path, unknown: list[str]) -> str:
+    import difflib
+
+    from .. import store
+
+    known = [path.stem for path in store.record_files(root)]
+    close = [match for slug in unknown for match in difflib.get_close_matches(slug, known, n=1)]
+    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 @contextlib.contextmanager
