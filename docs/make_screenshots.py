@@ -1,10 +1,11 @@
 """The README's screenshots, from the real catalog with a real verification run on this machine.
 
-    python docs/make_screenshots.py      (needs /usr/bin/chromium and the `repro` and `test` extras)
+    python docs/make_screenshots.py [OUT]      (needs /usr/bin/chromium and the `repro` and `test` extras)
 
-Copies records/ and reproductions/ to a scratch root, runs `errkb reproduce` on the seed there (so the
-history shown is a real run, with this machine's versions and devices), serves it with `errkb serve`, and
-saves docs/screenshots/record.png and match.png from headless Chromium.
+Copies records/ and reproductions/ to a scratch root, runs `errkb reproduce` on two records there (so the
+verdicts shown are real runs, with this machine's versions and devices), serves it with `errkb serve`, and
+saves, from headless Chromium at 1280 px and 390 px wide, into OUT (default docs/screenshots/):
+home, records (the "Browse records" menu link), search, record and match pages.
 """
 
 import shutil
@@ -19,12 +20,38 @@ sys.path.insert(0, str(REPO / "tests"))
 from test_web_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from web_support import SEED_SLUG, SEED_TRACEBACK, running_server  # noqa: E402
 
-OUT = REPO / "docs" / "screenshots"
+WIDTHS = {"": 1280, "-390": 390}  # file name suffix: viewport width
 
 
-def main() -> None:
+def shoot(page, base: str, out: Path, suffix: str) -> list[Path]:
+    saved = []
+
+    def save(name: str) -> None:
+        path = out / f"{name}{suffix}.png"
+        page.screenshot(path=str(path), full_page=True)
+        saved.append(path)
+
+    page.goto(base + "/")
+    save("home")
+    # Follow the navigation menu's link, so the same script shows what a user reaches before and after a change.
+    page.goto(base + page.locator('a:text-is("Browse records")').first.get_attribute("href"))
+    save("records")
+    page.goto(base + "/catalog/search?q=DataParallel")
+    save("search")
+    page.goto(f"{base}/-/errkb/record/{SEED_SLUG}")
+    save("record")
+    page.goto(f"{base}/-/errkb/match")
+    page.fill('textarea[name="traceback"]', SEED_TRACEBACK)
+    page.click('form.errkb-match-form input[type="submit"]')
+    page.wait_for_selector("li.errkb-match")
+    save("match")
+    return saved
+
+
+def main(out: Path) -> None:
     from playwright.sync_api import sync_playwright
 
+    out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         shutil.copytree(REPO / "records", root / "records")
@@ -34,18 +61,14 @@ def main() -> None:
         subprocess.run(errkb + ["reproduce", SEED_SLUG, "dataparallel-gather-scalars-warning"], check=True)
         with running_server(root) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            OUT.mkdir(parents=True, exist_ok=True)
-            page.goto(f"{base}/-/errkb/record/{SEED_SLUG}")
-            page.screenshot(path=str(OUT / "record.png"), full_page=True)
-            page.goto(f"{base}/-/errkb/match")
-            page.fill('textarea[name="traceback"]', SEED_TRACEBACK)
-            page.click('form.errkb-match-form input[type="submit"]')
-            page.wait_for_selector("li.errkb-match")
-            page.screenshot(path=str(OUT / "match.png"), full_page=True)
+            saved = []
+            for suffix, width in WIDTHS.items():
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                saved += shoot(page, base, out, suffix)
+                page.close()
             browser.close()
-    print(f"saved {OUT / 'record.png'} and {OUT / 'match.png'}")
+    print("saved", *(str(path.relative_to(REPO)) for path in saved), sep="\n  ")
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else REPO / "docs" / "screenshots")

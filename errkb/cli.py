@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import catalog, store
+from . import catalog, listing, store
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
 from .coverage import duplicate_ids, missing_reproductions, reproduction_path
@@ -24,7 +24,18 @@ def fail(problems) -> None:
     sys.exit(1)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Group(click.Group):
+    """Lists each command's whole summary, wrapped; click cuts it to the terminal's width ("...")."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [(name, command.get_short_help_str(limit=10_000)) for name, command in commands if command and not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="errkb")
 @click.option(
     "--root",
@@ -40,16 +51,20 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, metavar="PATHS...", type=click.Path(path_type=Path))
 @click.option("--replace", is_flag=True, help="Overwrite a record whose slug exists with different content.")
 @click.pass_obj
-def add(root: Path, files: tuple[Path, ...], replace: bool) -> None:
-    """Validate FILES (envelope or bare record) and write them to records/.
+def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
+    """Validate record files or folders of them (envelope or bare record) and write them to records/.
 
-    All files are validated before any is written; catalog.db is updated when it exists.
+    A folder adds its *.json files. All files are validated before any is written; catalog.db is updated
+    when it exists.
     """
+    files = _expand(paths)
+    if not files:
+        fail([f"no *.json file in {', '.join(map(str, paths))}"])
     try:
-        plan = store.plan_add(root, list(files), replace)
+        plan = store.plan_add(root, files, replace)
     except InvalidInput as exc:
         fail(exc.problems)
     written = []
@@ -117,7 +132,7 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     root = catalog_root(ctx)  # --root, else the nearest catalog folder, else the bundled catalog
     path = store.record_path(root, slug)
     if not store.is_safe_slug(slug) or not path.exists():
-        click.echo(f"error: no record {slug!r} in {root / store.RECORDS_DIR}", err=True)
+        click.echo(f"error: {listing.unknown_slug_message(root, [slug])}", err=True)
         sys.exit(1)
     try:
         envelope = load_envelope(path)
@@ -133,6 +148,35 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
         click.echo(json.dumps({**envelope.record.model_dump(), "verifications": results}, indent=2, ensure_ascii=False))
         return
     click.echo(render_record(envelope.record, verification(root, slug)))
+
+
+@cli.command(name="list")
+@click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeat: all must hold).")
+@click.option(
+    "--verdict", type=click.Choice(["verified", "not-reproduced", "wrong-error", "fix-failed", "skipped", "timeout",
+                                    "crashed", listing.NEVER]),
+    help="Only records whose last reproduction gave this verdict (never: not reproduced yet).",
+)
+@click.option("--library", help="Only records about this library: owner/name or name, any case (hanlp).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (slug, errorClass, library, verdict, errorMessage, tags).")
+@click.pass_context
+def list_command(ctx: click.Context, tags: tuple[str, ...], verdict: str | None, library: str | None, as_json: bool) -> None:
+    """List the catalog's records: slug, class, library and last verdict, filtered by tag, verdict or library.
+
+    Verdicts come from catalog.db (errkb reproduce). Exit status: 0, also when no record passes the filters.
+    """
+    root = catalog_root(ctx) or ctx.obj
+    try:
+        entries = listing.list_records(root, tags, verdict, library)
+    except InvalidInput as exc:
+        fail(exc.problems)
+    if as_json:
+        click.echo(json.dumps([entry.as_dict() for entry in entries], indent=2, ensure_ascii=False))
+        return
+    width = max((len(entry.slug) for entry in entries), default=0)
+    for entry in entries:
+        click.echo(f"{entry.slug:<{width}}  {entry.errorClass:<16} {entry.library:<22} {entry.verdict or 'never verified'}")
+    click.echo(f"{len(entries)} record(s)", err=True)
 
 
 @cli.command()

@@ -36,6 +36,26 @@ def _depth(value, level: int = 1) -> int:
     return level
 
 
+# The json module's messages stop mid-sentence ("Unterminated string starting at"): say what was found and
+# what was expected instead.
+JSON_ERRORS = {
+    "Unterminated string starting at": "a string starts here and is never closed, expected a closing double quote",
+    "Expecting value": "no value here, expected a string, number, object, array, true, false or null",
+    "Expecting ',' delimiter": "two items without a comma between them, expected a ','",
+    "Expecting ':' delimiter": "a key without a colon after it, expected a ':'",
+    "Expecting property name enclosed in double quotes":
+        "no key here (a trailing comma, or a key without double quotes), expected a key in double quotes",
+    "Extra data": "more text after the JSON value, expected the file to end",
+    "Invalid control character at": "a raw control character (tab, newline) inside a string, expected it escaped as \\t or \\n",
+    "Invalid \\escape": "an unknown backslash escape in a string, expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX",
+}
+
+
+def json_error_sentence(exc: json.JSONDecodeError) -> str:
+    reason = JSON_ERRORS.get(exc.msg, f"{exc.msg.rstrip(' :')}, expected valid JSON")
+    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {reason}"
+
+
 def read_json(path: Path, display: str | None = None):
     """Parse one JSON file strictly; raise InvalidInput naming the file on any problem."""
     name = display or str(path)
@@ -70,7 +90,7 @@ def parse_json(raw: bytes, name: str):
     except RecursionError:
         fail(f"JSON is nested too deeply, expected at most {MAX_DEPTH} levels")
     except json.JSONDecodeError as exc:
-        fail(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+        fail(json_error_sentence(exc))
     except ValueError as exc:
         fail(str(exc))
     if _depth(value) > MAX_DEPTH:

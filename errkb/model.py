@@ -96,16 +96,22 @@ class CrossFieldError(ValueError):
         self.problems = problems
 
 
-def _cross_field_problems(r: Record):
+def _real_time(r: Record):
     try:
         datetime.fromisoformat(r.analyzedAt.replace("Z", "+00:00"))
     except ValueError:
         yield "analyzedAt", f"analyzedAt {r.analyzedAt!r} is not a real date and time"
+
+
+def _line_in_excerpt(r: Record):
     if not r.sourceCodeStart <= r.lineNumber <= r.sourceCodeEnd:
         yield "lineNumber", (
             f"lineNumber {r.lineNumber} is outside the excerpt: expected "
             f"sourceCodeStart ({r.sourceCodeStart}) <= lineNumber <= sourceCodeEnd ({r.sourceCodeEnd})"
         )
+
+
+def _excerpt_lines(r: Record):
     lines = r.sourceCode.split("\n")
     expected_lines = r.sourceCodeEnd - r.sourceCodeStart + 1
     if len(lines) != expected_lines:
@@ -115,15 +121,50 @@ def _cross_field_problems(r: Record):
         )
     elif r.sourceCodeStart <= r.lineNumber <= r.sourceCodeEnd and not lines[r.lineNumber - r.sourceCodeStart].strip():
         yield "lineNumber", f"the line at lineNumber {r.lineNumber} is blank; it must be the raise site"
+
+
+def _github_url(r: Record):
     if r.githubUrl != r.expected_github_url():
         yield "githubUrl", f"githubUrl is {r.githubUrl!r}, expected {r.expected_github_url()!r} (from repo, analyzedSha, filePath, lines)"
+
+
+def _pattern_matches_message(r: Record):
     try:
         if not pattern_matches(r.messagePattern, r.errorMessage):
             yield "messagePattern", "messagePattern does not match errorMessage"
     except PatternError as exc:
         yield "messagePattern", f"messagePattern {exc}"
+
+
+def _unique_tags(r: Record):
     if len(set(r.tags)) != len(r.tags):
         yield "tags", "tags has duplicates"
+
+
+# Each check with the fields it reads: a record with invalid fields still gets every check those spare.
+CROSS_FIELD_CHECKS = [
+    ({"analyzedAt"}, _real_time),
+    ({"lineNumber", "sourceCodeStart", "sourceCodeEnd"}, _line_in_excerpt),
+    ({"sourceCode", "lineNumber", "sourceCodeStart", "sourceCodeEnd"}, _excerpt_lines),
+    ({"githubUrl", "repo", "analyzedSha", "filePath", "sourceCodeStart", "sourceCodeEnd"}, _github_url),
+    ({"messagePattern", "errorMessage"}, _pattern_matches_message),
+    ({"tags"}, _unique_tags),
+]
+
+
+def _cross_field_problems(r: Record, usable: set[str] | None = None):
+    """(field, message) for each cross-field rule r breaks; with `usable`, only rules reading just those fields."""
+    for fields, check in CROSS_FIELD_CHECKS:
+        if usable is None or fields <= usable:
+            yield from check(r)
+
+
+def cross_field_problems_of_valid_fields(data: dict, invalid: set[str]) -> list[tuple[str, str]]:
+    """The cross-field rules that still apply to a record whose `invalid` fields failed validation."""
+    usable = {name for name in Record.model_fields if name in data and name not in invalid}
+    # Fields without errors passed strict validation, so their raw JSON values are already the right types.
+    partial = Record.model_construct(**{name: data[name] for name in usable})
+    return list(_cross_field_problems(partial, usable))
 
 
 class Envelope(BaseModel):

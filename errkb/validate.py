@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .jsonfile import read_json
-from .model import CrossFieldError, Envelope
+from .model import CrossFieldError, Envelope, cross_field_problems_of_valid_fields
 from .problems import InvalidInput, Problem, describe, json_path
 
 
@@ -22,7 +22,21 @@ def envelope_from_data(data, name: str) -> Envelope:
         return Envelope.model_validate(data)
     except ValidationError as exc:
         problems = [p for error in exc.errors() for p in _problems(error, name, is_envelope)]
+        problems += _cross_field_problems_despite(exc, data, name)
         raise InvalidInput(problems) from None
+
+
+def _cross_field_problems_despite(exc: ValidationError, data: dict, name: str) -> list[Problem]:
+    """Pydantic skips the cross-field rules once a field is invalid; run those the valid fields allow."""
+    errors = exc.errors()
+    record = data.get("record")
+    if not isinstance(record, dict) or any(isinstance(e.get("ctx", {}).get("error"), CrossFieldError) for e in errors):
+        return []
+    invalid = {e["loc"][1] for e in errors if len(e["loc"]) > 1 and e["loc"][0] == "record"}
+    if not invalid:
+        return []
+    return [Problem(name, json_path(("record", field)), message)
+            for field, message in cross_field_problems_of_valid_fields(record, invalid)]
 
 
 # What a field's pattern asks for, in words (the regex itself is in the JSON Schema).

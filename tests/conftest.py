@@ -34,3 +34,13 @@ def seeded_root(tmp_path: Path) -> Path:
     shutil.copy(SEED_RECORD, tmp_path / "records" / f"{SEED_SLUG}.json")
     assert run_cli("build", root=tmp_path).exit_code == 0
     return tmp_path
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    """A catalog root of its own: a copy of the repository's records/ and reproductions/, so a test never
+    reads or writes the live folders (where a user's own record would change what it sees)."""
+    root = tmp_path / "catalog"
+    shutil.copytree(REPO / "records", root / "records")
+    shutil.copytree(REPO / "reproductions", root / "reproductions")
+    return root

@@ -115,3 +115,21 @@ def test_copy_of_seed_under_another_slug_needs_its_own_id(seeded_root, tmp_path)
     result = run_cli("build", root=seeded_root)
     assert result.exit_code == 1
     assert "$.record.id: id '228db24696aaf48f' is also used by record" in result.stderr
+
+
+def test_a_folder_adds_each_of_its_record_files(tmp_path, catalog):
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    for slug in [SEED_SLUG, "batchnorm-one-value-per-channel"]:
+        shutil.copy(catalog / "records" / f"{slug}.json", incoming)
+    (incoming / "notes.txt").write_text("not a record")
+    root = tmp_path / "new"
+    result = run_cli("add", incoming, root=root)
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in (root / "records").glob("*.json")) == [
+        "batchnorm-one-value-per-channel.json", f"{SEED_SLUG}.json",
+    ]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_cli("add", empty, root=root)
+    assert result.exit_code == 1 and f"no *.json file in {empty}" in result.stderr

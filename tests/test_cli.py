@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli
 
 EXAMPLES = REPO / "tests" / "examples"
@@ -122,3 +124,79 @@ def test_show_says_when_a_run_judged_an_older_record(seeded_root):
     result = run_cli("show", SEED_SLUG, root=seeded_root)
     assert "Verification: verified on 2026-11-01T00:00:00Z" in result.stdout
     assert "the record has changed since" in result.stdout
+
+
+def test_validate_reports_field_and_cross_field_problems_of_one_record(tmp_path):
+    # Pydantic stops before the cross-field rules once a field is invalid; validate still reports both.
+    data = json.loads(SEED_RECORD.read_text())
+    data["record"].update(lineNumber="37", messagePattern="no such message")
+    (tmp_path / "two.json").write_text(json.dumps(data))
+    result = run_cli("validate", tmp_path / "two.json")
+    assert result.exit_code == 1
+    assert "two.json: $.record.lineNumber: found \"37\"" in result.stderr
+    assert "two.json: $.record.messagePattern: messagePattern does not match errorMessage" in result.stderr
+    assert "1 file(s) checked, 2 problem(s)" in result.stdout
+
+
+@pytest.mark.parametrize("text", ['{"record": {"slug": "x', '{"record": 1,}', '{"a" 1}', '{"a": 1 "b": 2}', "{}x", '{"a": "\\q"}', "["])
+def test_json_errors_are_complete_sentences(tmp_path, text):
+    (tmp_path / "broken.json").write_text(text)
+    result = run_cli("validate", tmp_path / "broken.json")
+    assert result.exit_code == 1
+    line = result.stderr.strip()
+    assert line.startswith(f"error: {tmp_path / 'broken.json'}: $: invalid JSON at line 1 column ")
+    assert ", expected " in line and not line.endswith((" at", ":"))
+    assert "Unterminated string starting at" not in line
+
+
+def test_list_filters_by_tag_verdict_and_library(catalog):
+    from sqlite_utils import Database
+
+    assert run_cli("build", root=catalog).exit_code == 0
+    Database(catalog / "catalog.db").execute(
+        "update records set lastVerdict = 'verified' where slug = ?", [SEED_SLUG]
+    ).connection.commit()
+    every = run_cli("list", "--json", root=catalog)
+    assert every.exit_code == 0
+    slugs = [entry["slug"] for entry in json.loads(every.stdout)]
+    assert slugs == sorted(path.stem for path in (catalog / "records").glob("*.json"))
+
+    def listed(*options):
+        result = run_cli("list", "--json", *options, root=catalog)
+        assert result.exit_code == 0, result.stderr
+        return [entry["slug"] for entry in json.loads(result.stdout)]
+
+    assert listed("--library", "HANLP") == [SEED_SLUG] == listed("--library", "hankcs/HanLP")
+    assert listed("--verdict", "verified") == [SEED_SLUG]
+    assert SEED_SLUG not in listed("--verdict", "never") and len(listed("--verdict", "never")) == len(slugs) - 1
+    crf = listed("--tag", "crf")
+    assert SEED_SLUG in crf and set(listed("--tag", "crf", "--tag", "multi-gpu")) < set(crf)
+    assert listed("--tag", "no-such-tag") == []
+    table = run_cli("list", "--verdict", "verified", root=catalog)
+    assert table.stdout.split() == [SEED_SLUG, "ValueError", "hankcs/HanLP", "verified"]
+    assert run_cli("list", "--verdict", "banana", root=catalog).exit_code == 2
+
+
+def test_show_and_reproduce_suggest_close_slugs(catalog):
+    result = run_cli("show", "dataparallel-not-suported-when-crf-is-used", root=catalog)
+    assert result.exit_code == 1
+    assert f"did you mean {SEED_SLUG}?" in result.stderr
+    result = run_cli("reproduce", "batchnorm-one-value-per-chanel", root=catalog)
+    assert result.exit_code == 2
+    assert "did you mean batchnorm-one-value-per-channel?" in result.stderr
+    result = run_cli("show", "zzzz-qqqq", root=catalog)
+    assert "did you mean" not in result.stderr
+
+
+def test_help_lists_every_summary_whole_even_in_a_narrow_terminal():
+    from click.testing import CliRunner
+
+    from errkb.cli import cli
+
+    result = CliRunner().invoke(cli, ["--help"], terminal_width=60)
+    commands = result.output.split("Commands:")[1]
+    assert result.exit_code == 0 and "..." not in commands
+    listing = " ".join(commands.split())
+    for name, command in cli.commands.items():
+        summary = " ".join(command.get_short_help_str(limit=10_000).split())
+        assert f"{name} {summary}" in listing

@@ -51,10 +51,136 @@ def test_metadata_has_title_license_source_and_facets(client):
     assert "errorMessage" in records["columns"]
 
 
-def test_home_page_has_a_search_box_and_the_match_page(client):
+def count_records(root) -> int:
+    return len(list((root / "records").glob("*.json")))
+
+
+def test_home_page_is_errkbs_own(client, root):
     html = client.get("/").text
-    assert 'name="_search"' in html and 'action="/catalog/records"' in html
-    assert 'href="/-/errkb/match"' in html
+    assert 'action="/-/errkb/records"' in html and 'name="q"' in html  # search: the records browser
+    assert re.search(r'<form[^>]*action="/-/errkb/match"[^>]*method="post"', html)  # paste box
+    assert 'name="traceback"' in html and 'name="csrftoken"' in html
+    assert f"{count_records(root)} records, by verdict" in html
+    assert 'href="/-/errkb/records?lastVerdict=verified"' in html  # counts by verdict link to the browser
+    assert 'href="/-/errkb/records?repo=hankcs%2FHanLP"' in html  # and by library
+    recent = html[html.index("Recently verified"):]
+    assert f'href="{RECORD}"' in recent  # the seed has a verified run
+    assert "rows in" not in html and "hidden tables" not in html  # not Datasette's table counts
+
+
+def test_datasette_home_page_stays_for_a_database_that_is_not_a_catalog(tmp_path):
+    import sqlite3
+
+    from datasette.app import Datasette
+
+    sqlite3.connect(tmp_path / "other.db").execute("create table t (x)").connection.close()
+    client = Client(Datasette([str(tmp_path / "other.db")]))
+    try:
+        client.run(client.ds.invoke_startup())
+        response = client.get("/")
+        assert response.status_code == 200 and "other" in response.text and "errkb-home" not in response.text
+    finally:
+        client.close()
+
+
+def browse_rows(html: str) -> list[str]:
+    """The record slugs the browser lists, in order."""
+    return re.findall(r'<a class="errkb-record-link" href="/-/errkb/record/([^"]+)"', html)
+
+
+def browse_headings(root) -> list[str]:
+    """The columns the records browser shows for this catalog: "verified on" only where the column exists."""
+    import sqlite_utils
+
+    has_verified_on = "verifiedOn" in sqlite_utils.Database(root / "catalog.db")["records"].columns_dict
+    return ["message", "class", "library", "verdict"] + (["verified on"] if has_verified_on else []) + ["tags"]
+
+
+def test_records_browser_shows_a_few_columns_and_no_long_text(client, root):
+    html = client.get("/-/errkb/records").text
+    headings = re.findall(r'<th scope="col">([^<]+)</th>', html)
+    assert headings == browse_headings(root)
+    assert len(browse_rows(html)) == count_records(root)
+    assert "Attempting to deserialize object on a CUDA device" in html  # a message
+    assert "def build_criterion" not in html  # the seed's sourceCode
+    assert "A raw CRF has shared parameters" not in html  # the seed's documentation
+    assert html.index('class="errkb-facets"') < html.index('class="errkb-records"')  # facets before the rows
+    assert '<span class="errkb-badge errkb-good">verified</span>' in html
+
+
+@pytest.mark.parametrize("with_column", [True, False])
+def test_records_browser_shows_verified_on_when_the_column_exists(tmp_path, with_column):
+    import sqlite_utils
+
+    from web_support import make_root
+
+    root = make_root(tmp_path)
+    db = sqlite_utils.Database(root / "catalog.db")
+    has_column = "verifiedOn" in db["records"].columns_dict
+    if with_column and not has_column:
+        db["records"].add_column("verifiedOn", str)
+    if not with_column and has_column:  # a catalog built before the column existed
+        db.execute("alter table records drop column verifiedOn")
+    if with_column:
+        db.execute("update records set verifiedOn = ? where slug = ?", ["torch 2.1.2–2.14.1 (CPU)", SEED_SLUG])
+    db.conn.commit()
+    db.close()
+    client = Client(make_datasette(root / "catalog.db"))
+    try:
+        response = client.get("/-/errkb/records")
+    finally:
+        client.close()
+    assert response.status_code == 200
+    headings = re.findall(r'<th scope="col">([^<]+)</th>', response.text)
+    assert ("verified on" in headings) == with_column
+    assert ("torch 2.1.2–2.14.1 (CPU)" in response.text) == with_column
+
+
+def test_records_browser_search_is_ordered_by_relevance(client, root):
+    html = client.get("/-/errkb/records?q=DataParallel").text
+    slugs = browse_rows(html)
+    # bm25 weighs the message most: the records whose message says DataParallel come first.
+    assert slugs[:2] == [SEED_SLUG, "dataparallel-object-has-no-attribute"]
+    assert len(slugs) < count_records(root) and "most relevant first" in html
+    assert "<title>Records matching “DataParallel” · errkb</title>" in html
+
+
+def test_records_browser_filters_by_facet_values_and_tags(client, root):
+    html = client.get("/-/errkb/records?lastVerdict=verified").text
+    assert browse_rows(html) == [SEED_SLUG]
+    html = client.get("/-/errkb/records?_tag=crf&_tag=dataparallel&repo=hankcs%2FHanLP").text
+    assert browse_rows(html) == [SEED_SLUG, XSS_SLUG]  # the probe is the seed with markup in its text
+    never = client.get("/-/errkb/records?lastVerdict=none").text
+    assert SEED_SLUG not in browse_rows(never) and len(browse_rows(never)) == count_records(root) - 1
+    facet = html[html.index('id="facet-_tag"'):]
+    crf = re.search(r'<li class="errkb-selected">\s*<a href="([^"]+)"[^>]*>crf</a>', facet).group(1)
+    assert "_tag=crf" not in crf and "_tag=dataparallel" in crf  # a selected value's link removes only it
+
+
+@pytest.mark.parametrize("q", ["", '"', '""', "((", "*", "NEAR(", "-"])
+def test_searches_that_are_not_words_do_not_fail(client, q):
+    for path in ["/-/errkb/records", "/catalog/search", "/catalog/search.json"]:
+        response = client.get(path, params={"q": q})
+        assert response.status_code == 200, (path, q, response.text[:300])
+
+
+def test_catalog_search_speaks_in_words(client):
+    html = client.get("/catalog/search?q=DataParallel").text
+    assert "<title>Search: DataParallel · errkb</title>" in html
+    assert "<h1>Records matching “DataParallel”</h1>" in html
+    assert "Custom SQL query" not in html and "select records.slug" not in html
+    assert html.index(SEED_SLUG) < html.index("dataparallel-gather-scalars-warning")  # by relevance
+    assert 'errkb-none">never verified</span>' in html and 'errkb-good">verified</span>' in html
+    for query in ["", "?q=", '?q="']:
+        empty = client.get("/catalog/search" + query).text
+        assert "<h1>Search the records</h1>" in empty and "Type a few words" in empty
+
+
+def test_links_to_browse_records_open_the_records_browser(client):
+    menu = client.get("/").text
+    assert re.search(r'<a href="/-/errkb/records">Browse records</a>', menu)
+    record = client.get(RECORD).text
+    assert 'href="/-/errkb/records?_tag=crf"' in record and 'href="/-/errkb/records?errorClass=ValueError"' in record
 
 
 def test_records_table_opens_with_facets_search_and_no_suggestions(client):

@@ -1,4 +1,4 @@
-"""End to end in headless Chromium: search, facet, open a record, paste a traceback.
+"""End to end in headless Chromium: search, facet, open a record, paste a traceback; the records view at 1280 and 390 px.
 
 Needs /usr/bin/chromium (Debian: `apt-get install -y chromium`). The README's screenshots come from
 docs/make_screenshots.py, with real verification runs rather than this test's sample history.
@@ -46,17 +46,19 @@ def test_search_facet_open_a_record_and_match_a_traceback(tmp_path, page):
 
     with running_server(make_root(tmp_path)) as base:
         page.goto(base + "/")
-        page.fill('input[name="_search"]', "DataParallel")
+        page.fill('form.errkb-home-search input[name="q"]', "DataParallel")
         page.click('form.errkb-home-search input[type="submit"]')
-        page.wait_for_url(lambda url: "_search=DataParallel" in url)
-        record_link = page.locator(f'table.rows-and-columns a[href="/-/errkb/record/{SEED_SLUG}"]')
-        expect(record_link).to_be_visible()
+        page.wait_for_url(lambda url: "/-/errkb/records" in url and "q=DataParallel" in url)
+        rows = page.locator("table.errkb-records tbody tr")
+        expect(rows.first.locator("a.errkb-record-link")).to_have_attribute("href", f"/-/errkb/record/{SEED_SLUG}")
 
         page.locator("#facet-errorClass").get_by_role("link", name="ValueError", exact=True).click()
-        page.wait_for_url(lambda url: "errorClass=ValueError" in url and "_search=DataParallel" in url)
-        expect(page.locator("table.rows-and-columns tbody tr")).not_to_have_count(0)
+        page.wait_for_url(lambda url: "errorClass=ValueError" in url and "q=DataParallel" in url)
+        expect(rows).not_to_have_count(0)
+        for cls in rows.locator("td.errkb-col-class").all_inner_texts():
+            assert cls == "ValueError"
 
-        page.locator(f'table.rows-and-columns a[href="/-/errkb/record/{SEED_SLUG}"]').click()
+        page.locator(f'table.errkb-records a[href="/-/errkb/record/{SEED_SLUG}"]').click()
         expect(page).to_have_url(f"{base}/-/errkb/record/{SEED_SLUG}")
         expect(page.locator("h1.errkb-message")).to_have_text("DataParallel not supported when CRF is used")
         expect(page.locator("tr.errkb-raise")).to_contain_text("raise ValueError(")
@@ -72,6 +74,65 @@ def test_search_facet_open_a_record_and_match_a_traceback(tmp_path, page):
         page.fill('textarea[name="traceback"]', "KeyError: 'banana split with sprinkles'")
         page.click('form.errkb-match-form input[type="submit"]')
         expect(page.locator(".errkb-answer h2")).to_have_text("No match")
+
+
+def test_the_home_page_paste_box_finds_the_record(tmp_path, page):
+    from playwright.sync_api import expect
+
+    with running_server(make_root(tmp_path)) as base:
+        page.goto(base + "/")
+        expect(page.locator(".errkb-home-verdicts")).to_contain_text("verified")
+        page.fill('form.errkb-home-paste textarea[name="traceback"]', SEED_TRACEBACK)
+        page.click('form.errkb-home-paste input[type="submit"]')
+        expect(page).to_have_url(f"{base}/-/errkb/match")
+        expect(page.locator("li.errkb-match").first.locator("a").first).to_have_attribute(
+            "href", f"/-/errkb/record/{SEED_SLUG}"
+        )
+
+
+def box(locator) -> dict:
+    found = locator.bounding_box()
+    assert found is not None, f"{locator} is not displayed"
+    return found
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_records_view_fits_the_screen(tmp_path, browser, width):
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        root = make_root(tmp_path)
+        with running_server(root) as base:
+            page.goto(base + "/")
+            page.get_by_role("link", name="Browse all records").click()
+            expect(page).to_have_url(f"{base}/-/errkb/records")
+            page.wait_for_load_state("load")  # the stylesheet applied before anything is measured
+            rows = page.locator("table.errkb-records tbody tr")
+            expect(rows).to_have_count(len(list((root / "records").glob("*.json"))))
+            # No sideways scrolling of the page, whatever the width: long text is not in the table.
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            expect(page.locator("table.errkb-records")).not_to_contain_text("def build_criterion")
+            # DDP's message runs to 900 characters: the table shows its first lines, the record page all of it.
+            longest = page.locator('a.errkb-record-link[href="/-/errkb/record/ddp-unused-parameters-reduction-not-finished"]')
+            assert box(longest)["height"] <= 130
+            first_message = box(rows.first.locator("a.errkb-record-link"))
+            facets = box(page.locator("aside.errkb-facets"))
+            assert first_message["y"] + first_message["height"] <= 900  # the first record is on the first screen
+            if width >= 1000:
+                headings = [h.strip().lower() for h in page.locator("table.errkb-records thead th").all_inner_texts()]
+                assert [h for h in headings if h != "verified on"] == ["message", "class", "library", "verdict", "tags"]
+                assert facets["x"] + facets["width"] <= box(page.locator("table.errkb-records"))["x"]  # beside
+            else:
+                assert facets["y"] + facets["height"] <= first_message["y"]  # before the rows
+                expect(page.locator("table.errkb-records thead")).to_be_hidden()  # cards, not a squeezed table
+            expect(rows.first.locator(".errkb-badge")).to_be_visible()
+            rows.first.locator("a.errkb-record-link").click()  # the whole record, one click away
+            expect(page.locator("h1.errkb-message")).to_be_visible()
+    finally:
+        context.close()
 
 
 def test_markup_in_a_record_does_not_run(tmp_path, page):

@@ -120,6 +120,16 @@ def _suggestion(root: Path, unknown: list[str]) -> str:
     return f"; did you mean {', '.join(close)}?" if close else ""
 
 
+def _suggestion(root: Path, unknown: list[str]) -> str:
+    import difflib
+
+    from .. import store
+
+    known = [path.stem for path in store.record_files(root)]
+    close = [match for slug in unknown for match in difflib.get_close_matches(slug, known, n=1)]
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
 @contextlib.contextmanager
 def _exit_on_sigterm():
     """Stages run in sessions of their own, out of reach of the terminal's and CI's signals: on SIGTERM, as on

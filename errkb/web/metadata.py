@@ -5,10 +5,13 @@ from __future__ import annotations
 from markupsafe import Markup, escape
 
 from ..model import FIELD_DESCRIPTIONS
-from . import queries, urls
-from .urls import BROWSE_COLUMNS
+from . import queries
 
 TITLE = "errkb: ML error records"
+DESCRIPTION = (
+    "Errors raised by ML libraries, one record each: the message, where it is raised, why, "
+    "how to fix it, and whether a reproduction proved it true."
+)
 LICENSE = "Apache-2.0"
 LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
 SOURCE = "records/*.json in the errkb repository, one file per record"
@@ -41,12 +44,13 @@ RUN_COLUMNS = {
     "stages": "What each stage (trigger, fix) did",
 }
 
+# An empty (or all-quotes) search escapes to '', an FTS5 syntax error; '""' (an empty phrase) matches no row.
 SEARCH_SQL = """
 select records.slug, records.errorClass, records.errorMessage,
   snippet(records_fts, -1, char(57344), char(57345), ' … ', 24) as snippet,
   records.lastVerdict
 from records_fts join records on records.rowid = records_fts.rowid
-where records_fts match escape_fts(:q)
+where records_fts match coalesce(nullif(escape_fts(:q), ''), '""')
 order by bm25(records_fts, 10.0, 1.0, 1.0, 1.0, 1.0)
 limit 50
 """.strip()
@@ -57,10 +61,9 @@ def build(datasette, databases: list[str]) -> dict:
     """Metadata for the instance and each catalog database, in get_metadata's shape."""
     if not databases:
         return {}
-    name = databases[0]
     return {
         "title": TITLE,
-        "description_html": home_html(datasette, name),
+        "description": DESCRIPTION,
         "license": LICENSE,
         "license_url": LICENSE_URL,
         "source": SOURCE,
@@ -102,23 +105,6 @@ def database_metadata(tables: list[str]) -> dict:
             }
         },
     }
-
-
-def home_html(datasette, database: str) -> Markup:
-    browse = urls.records_table(datasette, database, browse=True)
-    hidden = Markup("").join(
-        Markup('<input type="hidden" name="_col" value="{}">').format(column) for column in BROWSE_COLUMNS
-    )
-    return Markup(
-        "<p>Errors raised by ML libraries, one record each: the message, where it is raised, why, "
-        "how to fix it, and whether a reproduction proved it true.</p>"
-        '<form class="errkb-home-search" action="{table}" method="get">'
-        '<input type="search" name="_search" aria-label="Search the records" '
-        'placeholder="Search messages, causes and fixes, e.g. DataParallel">{hidden}'
-        '<input type="submit" value="Search"></form>'
-        '<p class="errkb-home-links"><a href="{match}">Paste a traceback</a> to find its record'
-        ' · <a href="{browse}">Browse all records</a></p>'
-    ).format(table=urls.records_table(datasette, database), hidden=hidden, match=urls.match(datasette), browse=browse)
 
 
 def snippet_html(value: str) -> Markup:

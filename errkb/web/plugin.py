@@ -64,6 +64,8 @@ def filters_from_request(request, database, table, datasette):
 @hookimpl
 def register_routes(datasette):
     return [
+        (r"^/$", views.home_page),  # errkb's own home page; Datasette's list of databases stays at /-/databases
+        (r"^/-/errkb/records$", views.records_page),
         (r"^/-/errkb/record/(?P<slug>[^/]+)$", views.record_page),
         (r"^/-/errkb/match$", views.match_page),
         (r"^/-/static-plugins/errkb/(?P<path>.*)$", asgi_static(STATIC)),

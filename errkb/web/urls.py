@@ -6,10 +6,8 @@ from urllib.parse import quote, urlencode
 
 RECORD_PATH = "/-/errkb/record/"
 MATCH_PATH = "/-/errkb/match"
+BROWSE_PATH = "/-/errkb/records"
 STATIC_PATH = "/-/static-plugins/errkb/"
-
-# The columns the "browse" links show; every column stays one click away (Datasette's column menu).
-BROWSE_COLUMNS = ["errorMessage", "errorClass", "repo", "severity", "tags", "lastVerdict"]
 
 
 def record(datasette, slug: str) -> str:
@@ -25,10 +23,12 @@ def static(datasette, name: str) -> str:
 
 
 def records_table(datasette, database: str, browse: bool = False, **filters) -> str:
-    base = datasette.urls.table(database, "records")
-    params = [("_col", column) for column in BROWSE_COLUMNS] if browse else []
-    params += list(filters.items())
-    return f"{base}?{urlencode(params)}" if params else str(base)
+    """The records browser (browse=True: errkb's own page, a few columns) or Datasette's table of every column.
+
+    Both take the same filters: errorClass=, repo=, lastVerdict=, _tag=.
+    """
+    base = datasette.urls.path(BROWSE_PATH) if browse else datasette.urls.table(database, "records")
+    return f"{base}?{urlencode(list(filters.items()))}" if filters else str(base)
 
 
 def github(repo: str, sha: str, file_path: str, line: int, end: int | None = None) -> str:

@@ -1,10 +1,13 @@
-"""The plugin's own pages: one per record, and the paste-a-traceback page. Read-only."""
+"""The plugin's own pages: home, the records browser, one page per record, paste a traceback. Read-only."""
 
 from __future__ import annotations
 
-from datasette.utils.asgi import NotFound, Response
+from urllib.parse import urlencode
 
-from . import matching, present, queries
+from datasette.utils.asgi import NotFound, Response
+from datasette.views.index import IndexView
+
+from . import browse, matching, metadata, present, queries, urls
 
 
 async def _catalog(datasette, request) -> str:
@@ -42,3 +45,64 @@ async def match_page(datasette, request):
         found = present.match_items(datasette, answer.matches, rows)
     context = {"text": text, "answer": answer, "found": found, "database": database}
     return Response.html(await datasette.render_template("errkb/match.html", context, request=request))
+
+
+async def records_page(datasette, request):
+    database = await _catalog(datasette, request)
+    wanted = browse.Request.from_args(request.args)
+    page = await browse.records_page(datasette.get_database(database), wanted)
+    for facet in page.facets:
+        for value in facet["values"]:
+            value["toggle_url"] = _toggled(request, facet["param"], value["value"])
+    context = {
+        "database": database, "want": wanted, "page": page,
+        "record_urls": {row["slug"]: urls.record(datasette, row["slug"]) for row in page.rows},
+        "table_url": urls.records_table(datasette, database),
+        "browse_url": urls.records_table(datasette, database, browse=True),
+        "verdict_tone": present.VERDICT_TONE,
+        "next_url": _with_page(request, wanted.page + 1) if page.has_next else None,
+        "previous_url": _with_page(request, wanted.page - 1) if wanted.page > 1 else None,
+    }
+    return Response.html(await datasette.render_template("errkb/records.html", context, request=request))
+
+
+async def home_page(datasette, request, send):
+    database = await queries.catalog_name(datasette)
+    if database is None:  # not an errkb catalog: Datasette's own home page, which reads a {format} from its URL
+        request.scope.setdefault("url_route", {}).setdefault("kwargs", {}).setdefault("format", None)
+        return await IndexView.as_view(datasette)(request, send)
+    database = await _catalog(datasette, request)
+    numbers = await browse.home_numbers(datasette.get_database(database))
+    for item in numbers["by_verdict"]:
+        item["url"] = urls.records_table(datasette, database, browse=True, lastVerdict=item["value"])
+    for item in numbers["by_library"]:
+        item["url"] = urls.records_table(datasette, database, browse=True, repo=item["value"])
+    for row in numbers["recent"]:
+        row["url"] = urls.record(datasette, row["slug"])
+    context = {
+        "database": database,
+        "numbers": numbers,
+        "browse_url": urls.records_table(datasette, database, browse=True),
+        "verdict_tone": present.VERDICT_TONE,
+        "description": metadata.DESCRIPTION,
+    }
+    return Response.html(await datasette.render_template("errkb/home.html", context, request=request))
+
+
+def _toggled(request, param: str, value: str) -> str:
+    """This page's URL with the filter param=value added, or removed when it is already there; back to page 1."""
+    pairs = [(k, v) for k, v in _pairs(request) if k != "page"]
+    if (param, value) in pairs:
+        pairs.remove((param, value))
+    else:
+        pairs.append((param, value))
+    return request.path + ("?" + urlencode(pairs) if pairs else "")
+
+
+def _with_page(request, number: int) -> str:
+    pairs = [(k, v) for k, v in _pairs(request) if k != "page"] + ([("page", str(number))] if number > 1 else [])
+    return request.path + ("?" + urlencode(pairs) if pairs else "")
+
+
+def _pairs(request) -> list[tuple[str, str]]:
+    return [(key, value) for key in request.args.keys() for value in request.args.getlist(key)]

@@ -1,0 +1,88 @@
+"""`errkb list`: the catalog's records, filtered by tag, verdict and library; and "did you mean" for slugs."""
+
+from __future__ import annotations
+
+import difflib
+import sqlite3
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import store
+from .problems import InvalidInput
+from .validate import check_files
+
+NEVER = "never"  # --verdict never: records no reproduction has judged yet
+
+
+@dataclass
+class Entry:
+    slug: str
+    errorClass: str
+    library: str  # the record's repo, owner/name
+    verdict: str | None
+    errorMessage: str
+    tags: list[str]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def list_records(root: Path, tags=(), verdict: str | None = None, library: str | None = None) -> list[Entry]:
+    """Every valid record in root's records/ that has all `tags`, the verdict and the library.
+
+    `library` matches the repo (owner/name) or its name alone, ignoring case: "hanlp" finds hankcs/HanLP.
+    Verdicts come from catalog.db (`errkb reproduce`); without it every record is never verified.
+    """
+    good, problems = check_files(store.record_files(root))
+    if problems:
+        raise InvalidInput(problems)
+    verdicts = last_verdicts(root)
+    entries = []
+    for _, envelope in good:
+        r = envelope.record
+        entry = Entry(r.slug, r.errorClass, r.repo, verdicts.get(r.slug), r.errorMessage, list(r.tags))
+        if set(tags) <= set(r.tags) and _verdict_is(entry.verdict, verdict) and _library_is(r.repo, library):
+            entries.append(entry)
+    return sorted(entries, key=lambda e: e.slug)
+
+
+def last_verdicts(root: Path) -> dict[str, str]:
+    path = root / store.DATABASE_FILE
+    if not path.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return {slug: verdict for slug, verdict in conn.execute("select slug, lastVerdict from records") if verdict}
+        finally:
+            conn.close()
+    except sqlite3.Error:  # not built yet, or unreadable: no verdicts to show
+        return {}
+
+
+def _verdict_is(actual: str | None, wanted: str | None) -> bool:
+    return wanted is None or (actual or NEVER) == wanted
+
+
+def _library_is(repo: str, wanted: str | None) -> bool:
+    if wanted is None:
+        return True
+    wanted = wanted.lower()
+    return repo.lower() == wanted or repo.lower().split("/")[-1] == wanted
+
+
+def did_you_mean(root: Path, slug: str) -> list[str]:
+    """The slugs in root's records/ closest to a mistyped one: similar spellings, then slugs containing it."""
+    known = [path.stem for path in store.record_files(root)]
+    close = difflib.get_close_matches(slug, known, n=3, cutoff=0.6)
+    containing = [name for name in known if slug and slug.lower() in name and name not in close]
+    return (close + containing)[:3]
+
+
+def unknown_slug_message(root: Path, slugs: list[str]) -> str:
+    """"no record 'x' in records/", with the closest slugs when there are some."""
+    message = f"no record {', '.join(map(repr, slugs))} in {root / store.RECORDS_DIR}"
+    suggestions = [s for slug in slugs for s in did_you_mean(root, slug)]
+    if suggestions:
+        message += "; did you mean " + " or ".join(dict.fromkeys(suggestions)) + "?"
+    return message
