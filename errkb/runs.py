@@ -262,6 +262,14 @@ def _label(run: dict) -> str:
     return f"{name} {release}"
 
 
+def _joined(labels: list[str]) -> str:
+    """`torch 2.1.2, 2.5.1` for labels of one library, else the labels as they are."""
+    names = {label.split(" ", 1)[0] for label in labels}
+    if len(names) == 1:
+        return f"{names.pop()} " + ", ".join(label.split(" ", 1)[1] for label in labels)
+    return ", ".join(labels)
+
+
 def matrix_summary(runs: list[dict], line_number: int | None) -> str | None:
     """One line over a record's current results, e.g. `reproduces on torch 2.1.2, 2.5.1 (CPU); every claim held;
     raise line moved in torch 2.14.1 (2854 → 2860); GPU: never run`. Releases are named one by one."""
@@ -274,7 +282,7 @@ def matrix_summary(runs: list[dict], line_number: int | None) -> str | None:
         if run["verdict"] in REPRODUCED:
             by_hardware[_hardware(run)].append(_label(run))
     if by_hardware:
-        parts.append("reproduces on " + "; ".join(f"{', '.join(labels)} ({hw})" for hw, labels in by_hardware.items()))
+        parts.append("reproduces on " + "; ".join(f"{_joined(labels)} ({hw})" for hw, labels in by_hardware.items()))
     missing = [r for r in ran if r["verdict"] not in REPRODUCED]
     if missing:
         parts.append("not on " + ", ".join(f"{_label(r)} ({r['verdict']})" for r in missing))
@@ -289,7 +297,7 @@ def matrix_summary(runs: list[dict], line_number: int | None) -> str | None:
         if found and line_number is not None:
             moved.setdefault(found.group(1), []).append(_label(run))
     for line, labels in moved.items():
-        parts.append(f"raise line moved in {', '.join(labels)} ({line_number} → {line})")
+        parts.append(f"raise line {line_number} → {line} in {_joined(sorted(labels, key=lambda l: _version_key(l.split(' ')[-1])))}")
     if not any(r.get("cuda_device_count") for r in ran):
         skipped = {r["reason"] for r in runs if r["verdict"] == "skipped" and "CUDA" in (r.get("reason") or "")}
         parts.append("GPU: never run" + (f" ({sorted(skipped)[0]})" if skipped else ""))

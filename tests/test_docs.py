@@ -41,3 +41,9 @@ def test_coverage_table_lists_every_record():
     section = README.split("## Coverage", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.M))
     assert listed == {p.stem for p in (REPO / "records").glob("*.json")}
+
+
+def test_coverage_table_is_generated_from_the_records_and_results():
+    from errkb.clidoc import coverage_table
+
+    assert f"<!-- coverage-table -->\n{coverage_table(REPO)}\n<!-- /coverage-table -->" in README
