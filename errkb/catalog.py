@@ -9,6 +9,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+from .lock import with_catalog_lock
 from .model import Envelope, Record
 from .problems import InvalidInput, Problem
 from .store import DATABASE_FILE, RECORDS_DIR, content_hash, file_hash, record_files
@@ -21,8 +22,11 @@ RECORD_TABLES = ["record_tags", "tags", "prevention_tips", "solutions", "records
 RUNS_TABLE = "reproduction_runs"
 
 
+BUSY_TIMEOUT_S = 30  # errkb's writers take the catalog lock; this covers other readers and writers of the file
+
+
 def open_db(root: Path) -> sqlite_utils.Database:
-    db = sqlite_utils.Database(root / DATABASE_FILE)
+    db = sqlite_utils.Database(sqlite3.connect(root / DATABASE_FILE, timeout=BUSY_TIMEOUT_S))
     db.execute("PRAGMA foreign_keys = ON")
     return db
 
@@ -103,6 +107,7 @@ class BuildReport:
         return bool(self.added or self.updated or self.removed)
 
 
+@with_catalog_lock
 def build(root: Path, full: bool = False) -> BuildReport:
     """Bring catalog.db in line with records/. Any invalid file: InvalidInput, and the database is untouched."""
     if not (root / RECORDS_DIR).is_dir():
@@ -244,6 +249,7 @@ def refresh_last_verdicts(db: sqlite_utils.Database, slugs: list[str] | None = N
             db.execute("update records set lastVerdict = ?, lastVerifiedAt = ? where slug = ?", [verdict, verified_at, slug])
 
 
+@with_catalog_lock
 def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
     """After `errkb add`: upsert the given records into an existing catalog.db."""
     db = open_db(root)

@@ -10,6 +10,7 @@ from pathlib import Path
 import sqlite_utils
 
 from .. import catalog
+from ..lock import catalog_lock
 from ..store import file_hash, record_path
 
 
@@ -45,13 +46,17 @@ def run_row(result, record_hash: str | None = None) -> dict:
 
 def store(db: sqlite_utils.Database, result, root: Path) -> None:
     """One run, with the hash of the record file it was judged against (a later edit makes it stale)."""
-    record_hash = file_hash(record_path(root, result.slug))
-    with db.atomic():
+    with catalog_lock(root), db.atomic():
+        record_hash = file_hash(record_path(root, result.slug))
         db[catalog.RUNS_TABLE].insert(run_row(result, record_hash), alter=True)
 
 
 def finish(db: sqlite_utils.Database, slugs: list[str]) -> None:
     """Copy the new last verdicts onto the records, when catalog.db has them."""
     if "records" in db.table_names() and slugs:
-        with db.atomic():
+        with catalog_lock(_root(db)), db.atomic():
             catalog.refresh_last_verdicts(db, slugs)
+
+
+def _root(db: sqlite_utils.Database) -> Path:
+    return Path(db.execute("pragma database_list").fetchone()[2]).parent
