@@ -39,13 +39,14 @@ def record_files(root: Path) -> list[Path]:
 def write_atomically(path: Path, text: str | bytes) -> None:
     """Replace `path` in one step; a crash leaves the old file or the new one, never a mix.
 
-    The new file gets the mode an ordinary new file gets in that folder (umask), not mkstemp's 0600.
+    The file keeps its mode when it exists; a new one gets the mode an ordinary new file gets (umask), not
+    mkstemp's 0600.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
-        os.fchmod(fd, _new_file_mode())
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -60,7 +61,11 @@ def write_atomically(path: Path, text: str | bytes) -> None:
 TEMP_SUFFIX = ".tmp"
 
 
-def _new_file_mode() -> int:
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        pass
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
