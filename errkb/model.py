@@ -96,7 +96,15 @@ class CrossFieldError(ValueError):
         self.problems = problems
 
 
+# The largest integer SQLite stores (64-bit signed); checked here rather than as a Field bound so that the
+# checked-in JSON Schema stays as generated.
+MAX_INTEGER = 2**63 - 1
+
+
 def _cross_field_problems(r: Record):
+    for name in ("lineNumber", "sourceCodeStart", "sourceCodeEnd"):
+        if getattr(r, name) > MAX_INTEGER:
+            yield name, f"{name} is {getattr(r, name)}, expected at most {MAX_INTEGER} (SQLite's largest integer)"
     try:
         datetime.fromisoformat(r.analyzedAt.replace("Z", "+00:00"))
     except ValueError:
