@@ -77,7 +77,7 @@ def remove_stale_temp_files(folder: Path) -> list[Path]:
     removed = []
     if folder.is_dir():
         for path in folder.glob(f".*{TEMP_SUFFIX}"):
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):  # gone already, or a read-only checkout
                 path.unlink()
                 removed.append(path)
     return removed

@@ -77,6 +77,7 @@ def test_a_paste_over_the_size_limit_is_413(client):
     assert "larger than 4 MB" in response.text
 
 
+@pytest.mark.filterwarnings("ignore::errkb.paste.MatchBudgetWarning")
 def test_a_match_out_of_time_says_its_answer_is_partial(client, monkeypatch):
     monkeypatch.setattr(matching, "BUDGET_S", -1.0)
     response = client.post("/-/errkb/match", data={"traceback": SEED_TRACEBACK})

@@ -120,7 +120,7 @@ def run_stage(path: Path, stage: str, timeout_s: float, env: dict[str, str]) -> 
             command, cwd=scratch, env={**env, STAGE_TOKEN: token}, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )
-        stage_process.pid = process.pid
+        stage_process.process = process
         with _live_lock:
             _live[process] = stage_process
         try:
@@ -247,8 +247,8 @@ def _collect(process: subprocess.Popen, timeout_s: float, kill_all) -> tuple[_Bu
     try:
         while selector.get_map():
             now = time.monotonic()
-            if ended_at is None and process.poll() is not None:
-                kill_all()
+            if ended_at is None and _has_exited(process):
+                kill_all()  # before the first process is reaped, so that its pid cannot have been reused
                 ended_at = now
             elif ended_at is None and now >= deadline:
                 timed_out = True
@@ -277,6 +277,16 @@ def _collect(process: subprocess.Popen, timeout_s: float, kill_all) -> tuple[_Bu
         process.kill()
         process.wait()
     return out, err, timed_out
+
+
+def _has_exited(process: subprocess.Popen) -> bool:
+    """Whether the process has ended, without reaping it (its pid stays reserved until `wait`)."""
+    if process.returncode is not None:
+        return True
+    try:
+        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
 
 
 class _Cgroup:
@@ -348,7 +358,8 @@ class _Stage:
     """Every process of one stage: its cgroup's members, its descendants, and whatever carries its token."""
 
     def __init__(self, token: str, cgroup: _Cgroup | None):
-        self.token, self.cgroup, self.pid = token, cgroup, None
+        self.token, self.cgroup = token, cgroup
+        self.process: subprocess.Popen | None = None  # the stage's first process
         self._marker = f"{STAGE_TOKEN}={token}".encode()
 
     def processes(self) -> set[int]:
@@ -366,8 +377,8 @@ class _Stage:
                         found.add(pid)
             except (OSError, ValueError, IndexError):
                 continue
-        if self.pid is not None:  # its descendants too, even one that cleared its environment
-            frontier = {self.pid}
+        if self._unreaped():  # its descendants too, even one that cleared its environment
+            frontier = {self.process.pid}
             while frontier:
                 frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
                 found |= frontier
@@ -376,15 +387,21 @@ class _Stage:
 
     def kill_all(self) -> None:
         """SIGKILL every process of the stage, and again until none is left (one may fork between two scans)."""
-        if self.pid is not None:
-            _kill(self.pid)
+        first = self.process.pid if self._unreaped() else None
+        if first is not None:
+            _kill(first)
         for _ in range(50):
-            alive = {pid for pid in self.processes() - {self.pid} if not _is_zombie(pid)}
+            alive = {pid for pid in self.processes() - {first} if not _is_zombie(pid)}
             if not alive:
                 return
             for pid in alive:
                 _kill(pid)
             time.sleep(0.01)
+
+
+    def _unreaped(self) -> bool:
+        """Its first process's pid still names it (running, or a zombie not yet waited for)."""
+        return self.process is not None and self.process.returncode is None
 
 
 def _kill(pid: int) -> None:
