@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import tree_digest
-from reproduce_support import record_with
+from conftest import SEED_SLUG, tree_digest
+from reproduce_support import PLANTED, record_with
 
 from errkb.lock import catalog_lock
 
@@ -129,3 +130,26 @@ def test_unchanged_only_when_the_database_agrees(seeded_root, tmp_path):
     assert database_hashes(seeded_root) == file_hashes(seeded_root)
     code, out, _ = finish([errkb(seeded_root, "add", path)])[0]
     assert code == 0 and out.startswith("unchanged: stale-row")
+
+
+def test_reproduce_history_and_adds_write_side_by_side(seeded_root, tmp_path):
+    (seeded_root / "reproductions").mkdir()
+    shutil.copy(PLANTED / "does_nothing.py", seeded_root / "reproductions" / f"{SEED_SLUG}.py")
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    batches = [
+        [write_input(inputs, f"h{w}-{r}", record_with({"slug": f"beside-{w}-{r}"})) for r in range(PER_WRITER)]
+        for w in range(4)
+    ]
+    processes = [errkb(seeded_root, "reproduce", SEED_SLUG)] + [errkb(seeded_root, "add", *batch) for batch in batches]
+    results = finish(processes)
+    assert results[0][0] == 1 and "not-reproduced" in results[0][1]  # does_nothing.py: a verdict, stored
+    assert [code for code, _, _ in results[1:]] == [0] * 4, [err for _, _, err in results]
+    assert database_hashes(seeded_root) == file_hashes(seeded_root)
+    conn = sqlite3.connect(seeded_root / "catalog.db")
+    try:
+        runs = conn.execute("select verdict from reproduction_runs where slug = ?", [SEED_SLUG]).fetchall()
+        last = conn.execute("select lastVerdict from records where slug = ?", [SEED_SLUG]).fetchone()
+    finally:
+        conn.close()
+    assert runs == [("not-reproduced",)] and last == ("not-reproduced",)
