@@ -21,7 +21,7 @@ from reproduce_support import record_with
 from errkb import paste
 from errkb.matching import Matcher
 from errkb.matching.index import entries_from_folder
-from errkb.patterns import MAX_PROGRAM_SIZE, PatternError, compile_pattern
+from errkb.patterns import MAX_PROGRAM_SIZE, compile_pattern
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from paste_growth import base64_text, training_log  # noqa: E402

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from datasette import hookimpl
 from datasette.views.base import DatasetteError
-from datasette.utils.asgi import NotFound, Response, asgi_static
+from datasette.utils.asgi import Response, asgi_static
 from jinja2 import ChoiceLoader, FileSystemLoader
 from markupsafe import Markup
 
@@ -94,9 +94,6 @@ def handle_exception(datasette, request, exception):
         status, message = 405, "This page does not accept POST; only canned queries and the match page do."
     elif isinstance(exception, DatasetteError) and str(exception).startswith("Cannot sort table by"):
         status, message = 400, str(exception)
-    elif isinstance(exception, NotFound) and request.method == "POST":
-        # Datasette's own answer to a POST it has no route for fails (with rich installed) and becomes a 500.
-        status, message = 404, str(exception) or "Not found"
     else:
         return None
 
