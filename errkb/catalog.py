@@ -9,6 +9,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+from .lock import with_catalog_lock
 from .model import Envelope, Record
 from .problems import InvalidInput, Problem
 from .store import DATABASE_FILE, RECORDS_DIR, content_hash, file_hash, record_files
@@ -24,8 +25,11 @@ LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
 RECORD_TABLES = ["record_tags", "tags", "prevention_tips", "solutions", "records"]
 
 
+BUSY_TIMEOUT_S = 30  # errkb's writers take the catalog lock; this covers other readers and writers of the file
+
+
 def open_db(root: Path) -> sqlite_utils.Database:
-    db = sqlite_utils.Database(root / DATABASE_FILE)
+    db = sqlite_utils.Database(sqlite3.connect(root / DATABASE_FILE, timeout=BUSY_TIMEOUT_S))
     db.execute("PRAGMA foreign_keys = ON")
     return db
 
@@ -94,6 +98,7 @@ class BuildReport:
         return bool(self.added or self.updated or self.removed)
 
 
+@with_catalog_lock
 def build(root: Path, full: bool = False) -> BuildReport:
     """Bring catalog.db in line with records/. Any invalid file: InvalidInput, and the database is untouched."""
     if not (root / RECORDS_DIR).is_dir():
@@ -197,6 +202,7 @@ def _drop_record_tables(db: sqlite_utils.Database) -> None:
             db[name].drop()
 
 
+@with_catalog_lock
 def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
     """After `errkb add`: upsert the given records into an existing catalog.db."""
     db = open_db(root)

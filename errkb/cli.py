@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from . import catalog, listing, store
+from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
 from .coverage import duplicate_ids, missing_reproductions, reproduction_path
@@ -64,14 +65,12 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
     if not files:
         fail([f"no *.json file in {', '.join(map(str, paths))}"])
     try:
-        plan = store.plan_add(root, files, replace)
+        results = store.add_files(root, files, replace)
     except InvalidInput as exc:
         fail(exc.problems)
-    written = []
-    for envelope, result in plan:
-        if result.status != "unchanged":
-            store.write_atomically(result.path, store.canonical_text(envelope))
-            written.append((envelope, result.path))
+    except CatalogBusy as exc:
+        fail([exc])
+    for result in results:
         click.echo(f"{result.status}: {result.slug} ({result.path})")
         if not reproduction_path(root, result.slug).exists():
             click.echo(
@@ -79,8 +78,7 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
                 "has a reproduction (README: Writing a reproduction)",
                 err=True,
             )
-    if written and (root / store.DATABASE_FILE).exists():
-        catalog.add_to_database(root, written)
+    if any(result.status != "unchanged" for result in results) and (root / store.DATABASE_FILE).exists():
         click.echo(f"updated {root / store.DATABASE_FILE}")
 
 
@@ -92,6 +90,7 @@ def validate(root: Path, paths: tuple[Path, ...]) -> None:
 
     Records in the catalog's records/ must also have a reproduction.
     """
+    tidy_if_idle(root)
     files = _expand(paths or (root / store.RECORDS_DIR,))
     good, problems = check_files(files)
     problems += missing_reproductions(root, good) + duplicate_ids(good)
@@ -117,6 +116,8 @@ def build(root: Path, full: bool) -> None:
         report = catalog.build(root, full=full)
     except InvalidInput as exc:
         fail(exc.problems)
+    except CatalogBusy as exc:
+        fail([exc])
     click.echo(
         f"{root / store.DATABASE_FILE}: {len(report.added)} added, {len(report.updated)} updated, "
         f"{len(report.removed)} removed, {report.unchanged} unchanged"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 from .problems import InvalidInput, Problem
@@ -64,13 +66,55 @@ def read_json(path: Path, display: str | None = None):
         raise InvalidInput([Problem(name, "$", message)])
 
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            fail(f"file is {size} bytes, expected at most {MAX_FILE_BYTES} bytes")
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_FILE_BYTES)
     except OSError as exc:
         fail(f"cannot read file: {exc.strerror or exc}")
+    except _NotARecordFile as exc:
+        fail(str(exc))
     return parse_json(raw, name)
+
+
+class _NotARecordFile(Exception):
+    pass
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, reading no more than limit + 1 of them.
+
+    Opened without blocking, so a FIFO with no writer cannot hang us; devices, FIFOs and sockets are
+    refused (/dev/zero never ends), and a file that grows past the limit while we read is refused too.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise _NotARecordFile("is a directory, expected a record file")
+        if not stat.S_ISREG(info.st_mode):
+            raise _NotARecordFile(f"is not a regular file (a {_kind(info.st_mode)}), expected a record file")
+        if info.st_size > limit:
+            raise _NotARecordFile(f"file is {info.st_size} bytes, expected at most {limit} bytes")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise _NotARecordFile(f"file grew past {limit} bytes while it was read, expected at most {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
 
 
 def parse_json(raw: bytes, name: str):

@@ -96,6 +96,17 @@ class CrossFieldError(ValueError):
         self.problems = problems
 
 
+# The largest integer SQLite stores (64-bit signed); checked here rather than as a Field bound so that the
+# checked-in JSON Schema stays as generated.
+MAX_INTEGER = 2**63 - 1
+
+
+def _integers_fit(r: Record):
+    for name in ("lineNumber", "sourceCodeStart", "sourceCodeEnd"):
+        if getattr(r, name) > MAX_INTEGER:
+            yield name, f"{name} is {getattr(r, name)}, expected at most {MAX_INTEGER} (SQLite's largest integer)"
+
+
 def _real_time(r: Record):
     try:
         datetime.fromisoformat(r.analyzedAt.replace("Z", "+00:00"))
@@ -143,6 +154,7 @@ def _unique_tags(r: Record):
 
 # Each check with the fields it reads: a record with invalid fields still gets every check those spare.
 CROSS_FIELD_CHECKS = [
+    ({"lineNumber", "sourceCodeStart", "sourceCodeEnd"}, _integers_fit),
     ({"analyzedAt"}, _real_time),
     ({"lineNumber", "sourceCodeStart", "sourceCodeEnd"}, _line_in_excerpt),
     ({"sourceCode", "lineNumber", "sourceCodeStart", "sourceCodeEnd"}, _excerpt_lines),

@@ -17,14 +17,20 @@ Only fixed regular expressions of our own run here, over bounded input; no user 
 from __future__ import annotations
 
 import re
+import time
+import warnings
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Iterator, TypeVar
 
+MATCH_BUDGET_S = 5.0  # seconds of pattern checks per paste (from `parse`); `time_budget` changes it
 MAX_PASTE_CHARS = 1_000_000  # a longer paste is clipped (`clip`) to at most this many characters
 END_SHARE = 0.4  # of the limit, for the beginning and again for the end of a clipped paste
 EXCERPT_CHARS = 8_000  # kept from each exception line found between the two ends
 EXCERPT_SCAN = 100_000  # exception-line hits looked at between the two ends, at most (~2 µs each)
 MAX_MESSAGE_LINES = 60
+MAX_MESSAGE_CHARS = 20_000  # of one message (a record's errorMessage has at most 5,000); the rest is not a message
 MAX_MESSAGES = 200  # exceptions (or bare paragraphs) of one paste that are matched: the first and last half
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -54,6 +60,8 @@ _RECORD_PREFIXES = [
     # transformers: [INFO|trainer.py:2134] 2026-06-03 11:20:04,551 >>
     re.compile(r"^\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[^\]]*\][ \t]*(?:\d{4}-\d{2}-\d{2} [\d:,.]+[ \t]*)?>>[ \t]?"),
 ]
+# All of them as one expression (tried in the same order): one match per line instead of one per prefix.
+_RECORD_PREFIX = re.compile("|".join(f"(?:{prefix.pattern})" for prefix in _RECORD_PREFIXES))
 # Decorations of a quoted paste: markdown quotes and fences, pytest's "E   ".
 _QUOTE_PREFIX = re.compile(r"^(?:> ?|E {3})")
 _FENCE = re.compile(r"^\s*(?:```|~~~)\w*\s*$")
@@ -234,12 +242,10 @@ def clean_lines(text: str) -> dict[str, list[Line]]:
             if found:
                 stream = stream or found.group("rank") or found.group("mpi") or found.group("srun")
                 line = line[found.end():]
-            for prefix in _RECORD_PREFIXES:
-                found = prefix.match(line)
-                if found and found.end() > 0:
-                    line = line[found.end():]
-                    new_record = True
-                    break
+            found = _RECORD_PREFIX.match(line)
+            if found and found.end() > 0:
+                line = line[found.end():]
+                new_record = True
             found = _QUOTE_PREFIX.match(line)
             if found:
                 line = line[found.end():]
@@ -253,6 +259,8 @@ def clean_lines(text: str) -> dict[str, list[Line]]:
 
 def is_foreign(line: str) -> bool:
     """Mostly CJK or Hangul: commentary around the error, not part of an English message."""
+    if line.isascii():
+        return False
     letters = [c for c in line if not c.isspace()]
     if not letters:
         return False
@@ -302,9 +310,20 @@ def _find_raised(lines: list[Line]) -> list[Raised]:
             j += 1
         while len(message) > 1 and not message[-1].strip():
             message.pop()
-        found.append(Raised(match.group("cls"), message, kind))
+        found.append(Raised(match.group("cls"), _bounded(message), kind))
         i = j
     return found
+
+
+def _bounded(lines: list[str]) -> list[str]:
+    """At most MAX_MESSAGE_LINES lines and MAX_MESSAGE_CHARS characters of a message."""
+    out, room = [], MAX_MESSAGE_CHARS
+    for line in lines[:MAX_MESSAGE_LINES]:
+        if room <= 0:
+            break
+        out.append(line[:room])
+        room -= len(out[-1]) + 1
+    return out
 
 
 def _bare_messages(lines: list[Line]) -> list[Raised]:
@@ -316,7 +335,7 @@ def _bare_messages(lines: list[Line]) -> list[Raised]:
             block.append(line.text)
             continue
         if block:
-            found.append(Raised(None, block, "bare"))
+            found.append(Raised(None, _bounded(block), "bare"))
             block = []
         if text and not is_foreign(text):
             block = [line.text]  # a new log record starts a new paragraph
@@ -327,9 +346,7 @@ def spellings(lines: list[str], known: Callable[[str], bool] | None = None) -> l
     """The message as it may have read before wrapping: best guess first, then as printed."""
     known = known or (lambda word: False)
     first = [lines[0].strip()] + lines[1:]
-    guess = first[0]
-    for line in first[1:]:
-        guess = _join(guess, line, known)
+    guess = _unwrap(first, known)
     as_printed = "\n".join(line.rstrip() for line in first)
     # A tab may have become spaces on the way (load_state_dict indents its key lists with one).
     tabbed = "\n".join([first[0]] + [("\t" + line.lstrip()) if line[:1].isspace() else line for line in first[1:]])
@@ -342,22 +359,51 @@ def spellings(lines: list[str], known: Callable[[str], bool] | None = None) -> l
     return out
 
 
-def _join(left: str, right: str, known: Callable[[str], bool]) -> str:
-    """Join a wrapped line to what came before: with a space, or none when a word was cut in two."""
+TAIL_CHARS = 200  # of the text so far that a join looks at: a word cut in two is shorter than this
+_WORD_AT_START = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _unwrap(lines: list[str], known: Callable[[str], bool]) -> str:
+    """The lines joined back into one message. Linear in the text: each join looks only at the end so far."""
+    parts = [lines[0]]
+    for line in lines[1:]:
+        trim, addition = _join(_tail(parts), line, known)
+        if trim:
+            while parts and parts[-1][-1:].isspace():
+                parts[-1] = parts[-1].rstrip()
+                if not parts[-1] and len(parts) > 1:
+                    parts.pop()
+        parts.append(addition)
+    return "".join(parts)
+
+
+def _tail(parts: list[str]) -> str:
+    collected, size = [], 0
+    for part in reversed(parts):
+        collected.append(part)
+        size += len(part)
+        if size >= TAIL_CHARS:
+            break
+    return "".join(reversed(collected))[-TAIL_CHARS:]
+
+
+def _join(left: str, right: str, known: Callable[[str], bool]) -> tuple[bool, str]:
+    """How a wrapped line joins the text before it (whose end is `left`): (strip the trailing spaces of
+    the text before, what to append). With a space, or none when a word was cut in two."""
     if right[:1].isspace() or not left or left[-1:].isspace():
-        return left.rstrip() + " " + right.strip()  # an indented line, or the space survived
+        return True, " " + right.strip()  # an indented line, or the space survived
     right = right.strip()
     a, b = left[-1], right[:1]
     if _WORD.match(a) and _WORD.match(b):
-        head = re.search(r"[A-Za-z0-9_]+$", left).group()
-        tail = re.match(r"[A-Za-z0-9_]+", right).group()
+        head = _WORD_AT_START.match(left[::-1]).group()[::-1]
+        tail = _WORD_AT_START.match(right).group()
         glued = known((head + tail).lower()) and not (known(head.lower()) and known(tail.lower()))
-        return left + right if glued else left + " " + right
+        return False, right if glued else " " + right
     if a in ",;!?)]}" or (a == "." and b.isupper()):
-        return left + " " + right
+        return False, " " + right
     if a in ":([{/'\"`=.-_" or b in ".,;:!?)]}":
-        return left + right
-    return left + " " + right
+        return False, right
+    return False, " " + right
 
 
 def parse(text: str, known: Callable[[str], bool] | None = None) -> Paste:
@@ -366,6 +412,7 @@ def parse(text: str, known: Callable[[str], bool] | None = None) -> Paste:
     `known(word)` tells whether a lower-case word is in the catalog's vocabulary; it decides
     whether a line break cut a word in two ("cp" + "u" is "cpu") or replaced a space.
     """
+    start_budget()
     streams = clean_lines(text)
     raised: list[Raised] = []
     for lines in streams.values():
@@ -383,3 +430,48 @@ def parse(text: str, known: Callable[[str], bool] | None = None) -> Paste:
         kept = kept[: MAX_MESSAGES // 2] + kept[-(MAX_MESSAGES - MAX_MESSAGES // 2):]
     cleaned = "\n\n".join("\n".join(line.text for line in lines) for lines in streams.values())
     return Paste(cleaned, kept)
+
+
+class MatchBudgetWarning(UserWarning):
+    """Matching a paste ran out of its time budget: the patterns not yet checked were skipped."""
+
+
+_budget_s: ContextVar[float] = ContextVar("errkb_match_budget_s", default=MATCH_BUDGET_S)
+_deadline: ContextVar[float | None] = ContextVar("errkb_match_deadline", default=None)
+_over_budget: ContextVar[bool] = ContextVar("errkb_match_over_budget", default=False)
+T = TypeVar("T")
+
+
+@contextmanager
+def time_budget(seconds: float):
+    """Give each paste parsed in this context `seconds` of pattern checks (instead of MATCH_BUDGET_S)."""
+    token = _budget_s.set(seconds)
+    try:
+        yield
+    finally:
+        _budget_s.reset(token)
+
+
+def start_budget() -> None:
+    """The clock of one paste starts now (`parse` calls it)."""
+    _deadline.set(time.monotonic() + _budget_s.get())
+    _over_budget.set(False)
+
+
+def within_budget(items: Iterable[T]) -> Iterator[T]:
+    """`items` while the current paste's time budget lasts; then stop, with a MatchBudgetWarning."""
+    deadline = _deadline.get()
+    for item in items:
+        if deadline is not None and time.monotonic() > deadline:
+            _over_budget.set(True)
+            warnings.warn(
+                f"matching stopped after its {_budget_s.get():g} s budget; some patterns were not checked",
+                MatchBudgetWarning, stacklevel=2,
+            )
+            return
+        yield item
+
+
+def over_budget() -> bool:
+    """Whether the last paste matched in this context ran out of its budget."""
+    return _over_budget.get()

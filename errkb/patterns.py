@@ -1,4 +1,11 @@
-"""The one regex engine errkb uses for `messagePattern`: RE2, which runs in linear time."""
+"""The one regex engine errkb uses for `messagePattern`: RE2, which runs in linear time, within a cost budget.
+
+Linear is not cheap enough on its own: RE2's time per character grows with its compiled program, and past its
+DFA memory it falls back to a much slower engine (`(?i)(?:\\w+\\s*){1,999}x` took 122 s on a 1 MB log). So a
+pattern whose program is larger than MAX_PROGRAM_SIZE is refused (the catalog's largest is about 220; a
+60-fold repeated group is about 900), and so is a pattern that matches any text (`.*`, `(?s).*`): it would
+match every paste.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,11 @@ import re2
 
 _options = re2.Options()
 _options.log_errors = False
+
+
+MAX_PROGRAM_SIZE = 1_000
+# A pattern that matches one of these matches anything: no error message looks like them.
+ANY_TEXT = ("", "\n", "x", "lorem ipsum dolor sit amet")
 
 
 class PatternError(ValueError):
@@ -26,10 +38,19 @@ def _explain(reason: str) -> str:
 def compile_pattern(pattern: str):
     """Compile with RE2; raise PatternError saying why a pattern is not accepted."""
     try:
-        return re2.compile(pattern, options=_options)
+        regex = re2.compile(pattern, options=_options)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise PatternError(f"does not compile in RE2: {_explain(reason)}") from None
+    if regex.programsize > MAX_PROGRAM_SIZE:
+        raise PatternError(
+            f"is too costly to match: its RE2 program has {regex.programsize} instructions, expected at most "
+            f"{MAX_PROGRAM_SIZE} (use fewer or smaller repetitions such as {{1,999}})"
+        )
+    generic = next((text for text in ANY_TEXT if regex.search(text)), None)
+    if generic is not None:
+        raise PatternError(f"matches any text (it matches {generic!r}); expected a pattern that only the error message matches")
+    return regex
 
 
 def pattern_matches(pattern: str, text: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -11,6 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .lock import catalog_lock
 from .model import SLUG_PATTERN, Envelope
 from .problems import InvalidInput, Problem
 from .validate import load_envelope
@@ -34,18 +36,51 @@ def record_files(root: Path) -> list[Path]:
     return sorted(folder.glob("*.json")) if folder.is_dir() else []
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Replace `path` in one step; a crash leaves the old file or the new one, never a mix.
+
+    The file keeps its mode when it exists; a new one gets the mode an ordinary new file gets (umask), not
+    mkstemp's 0600.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        os.fchmod(fd, _mode_for(path))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        os.unlink(tmp)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
+
+
+TEMP_SUFFIX = ".tmp"
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        pass
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def remove_stale_temp_files(folder: Path) -> list[Path]:
+    """Delete the hidden temp files of writers that died before their rename (call it under the catalog lock,
+    when no other writer can be half-way)."""
+    removed = []
+    if folder.is_dir():
+        for path in folder.glob(f".*{TEMP_SUFFIX}"):
+            with contextlib.suppress(OSError):  # gone already, or a read-only checkout
+                path.unlink()
+                removed.append(path)
+    return removed
 
 
 def differences(old: dict, new: dict) -> list[str]:
@@ -56,7 +91,7 @@ def differences(old: dict, new: dict) -> list[str]:
 @dataclass
 class AddResult:
     slug: str
-    status: str  # "added", "replaced" or "unchanged"
+    status: str  # "added", "replaced", "unchanged", or "indexed" (file unchanged, catalog.db row written)
     path: Path
 
 
@@ -112,11 +147,90 @@ def plan_add(root: Path, files: list[Path], replace: bool = False) -> list[tuple
 
 
 def add_files(root: Path, files: list[Path], replace: bool = False) -> list[AddResult]:
-    plan = plan_add(root, files, replace)
-    for envelope, result in plan:
-        if result.status != "unchanged":
-            write_atomically(result.path, canonical_text(envelope))
+    """Validate FILES and write them to records/ and, when it exists, catalog.db: all of it or nothing.
+
+    Runs under the catalog's write lock (lock.CatalogBusy when it cannot be had), so the id and slug
+    checks still hold when the files are written. Each database row is made from the exact bytes written.
+    A record whose file is already there is `unchanged` only when catalog.db has it too; otherwise its row
+    is written and it is reported as `indexed`.
+    """
+    from . import catalog  # catalog imports this module
+
+    root.mkdir(parents=True, exist_ok=True)
+    with catalog_lock(root):  # which also removes dead writers' temp files
+        plan = plan_add(root, files, replace)
+        database = root / DATABASE_FILE
+        writes, rows = [], []
+        for envelope, result in plan:
+            if result.status == "unchanged":
+                data = result.path.read_bytes()
+                envelope = _envelope_of(data, result.path)
+            else:
+                data = canonical_text(envelope).encode("utf-8")
+                writes.append((result.path, data))
+            rows.append((envelope, content_hash(data), result))
+        if not database.exists():
+            _write_files(writes)
+            return [result for _, result in plan]
+        db = catalog.open_db(root)
+        try:
+            catalog.ensure_schema(db)  # outside the transaction below: sqlite-utils commits its DDL
+            known = _indexed_hashes(db, [result.slug for _, _, result in rows])
+            stale = [(env, digest, result) for env, digest, result in rows if known.get(result.slug) != digest]
+            for _, _, result in stale:
+                if result.status == "unchanged":
+                    result.status = "indexed"
+            undo: list[tuple[Path, bytes | None]] = []
+            try:
+                with db.atomic():
+                    catalog.upsert_records(
+                        db, [(env, digest, result.path.relative_to(root).as_posix()) for env, digest, result in stale]
+                    )
+                    undo = _write_files(writes)
+            except BaseException:
+                _restore(undo)
+                raise
+        finally:
+            db.close()
     return [result for _, result in plan]
+
+
+def _envelope_of(data: bytes, path: Path) -> Envelope:
+    from .jsonfile import parse_json
+    from .validate import envelope_from_data
+
+    return envelope_from_data(parse_json(data, str(path)), str(path))
+
+
+def _indexed_hashes(db, slugs: list[str]) -> dict[str, str]:
+    found = {}
+    for start in range(0, len(slugs), 500):
+        part = slugs[start : start + 500]
+        found.update(db.execute(f"select slug, contentHash from records where slug in ({', '.join('?' * len(part))})", part))
+    return found
+
+
+def _write_files(writes: list[tuple[Path, bytes]]) -> list[tuple[Path, bytes | None]]:
+    """Write each file atomically; return what each held before, for `_restore`. On failure, restore and raise."""
+    done: list[tuple[Path, bytes | None]] = []
+    try:
+        for path, data in writes:
+            before = path.read_bytes() if path.exists() else None
+            write_atomically(path, data)
+            done.append((path, before))
+    except BaseException:
+        _restore(done)
+        raise
+    return done
+
+
+def _restore(done: list[tuple[Path, bytes | None]]) -> None:
+    for path, before in reversed(done):
+        if before is None:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        else:
+            write_atomically(path, before)
 
 
 class IdOwners:

@@ -229,7 +229,7 @@ class Matcher:
         present = set().union(*(words(text) for text in targets))
         ids = self._anchored(present) | self._unanchored_hits(targets)
         hits: dict[int, list[int]] = {}
-        for pid, pattern in self._patterns(ids):
+        for pid, pattern in paste_module.within_budget(self._patterns(ids)):
             try:
                 regex = compile_pattern(pattern)
             except PatternError:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-NEEDS_KEYS = {"packages", "cuda_devices", "timeout_s"}
+NEEDS_KEYS = {"packages", "cuda_devices", "timeout_s", "memory_gb"}
 DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MEMORY_GB = 8.0  # each stage's memory limit (isolate.py, sandbox.py) unless NEEDS["memory_gb"] says more
 CODE_FIELDS = ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern")
 
 
@@ -32,6 +33,7 @@ class Needs:
     packages: dict[str, str] = field(default_factory=dict)  # distribution -> version specifier ("" for any)
     cuda_devices: int = 0
     timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_gb: float = DEFAULT_MEMORY_GB
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,10 @@ def needs_from_value(value) -> Needs:
     timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= 24 * 3600:
         raise ContractError(f'NEEDS["timeout_s"] is {timeout!r}, expected seconds > 0')
-    return Needs(dict(packages), cuda, float(timeout))
+    memory = value.get("memory_gb", DEFAULT_MEMORY_GB)
+    if not isinstance(memory, (int, float)) or isinstance(memory, bool) or not 0.25 <= memory <= 4096:
+        raise ContractError(f'NEEDS["memory_gb"] is {memory!r}, expected GiB between 0.25 and 4096')
+    return Needs(dict(packages), cuda, float(timeout), float(memory))
 
 
 def missing_hardware(needs: Needs, cuda_device_count: int) -> str | None:

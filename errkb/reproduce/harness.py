@@ -22,7 +22,7 @@ from ..problems import InvalidInput
 from ..validate import load_envelope
 from . import claims as claim_rules
 from . import compare, isolate
-from .compare import CRASHED, NOT_REPRODUCED, SKIPPED, TIMEOUT, VERIFIED
+from .compare import CRASHED, FIX_FAILED, NOT_REPRODUCED, SKIPPED, TIMEOUT, VERIFIED
 from .contract import CODE_FIELDS, Claim, Contract, ContractError, contract_problems, missing_hardware, missing_packages, read_contract
 from .libraries import Library, probe_items, resolve
 
@@ -296,6 +296,9 @@ class _Run:
     def death(run: isolate.StageRun, needs) -> tuple[str, str]:
         if run.status == "timeout":
             return TIMEOUT, f"{run.stage}() ran past its {needs.timeout_s:g} s budget"
+        if run.status == "exited":  # no result from the runner: what the stage wrote proves nothing
+            verdict = NOT_REPRODUCED if run.stage == "trigger" else FIX_FAILED
+            return verdict, f"{run.stage}() exited without raising and without a result from the runner: {run.death()}"
         last = _telling_line(run.stderr_tail)
         return CRASHED, f"{run.stage}() died with {run.death()} without a result" + (f": {last}" if last else "")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import sqlite_utils
 
 from .. import catalog, runs, verifications
+from ..lock import catalog_lock
 
 
 def open_history(root: Path) -> sqlite_utils.Database:
@@ -17,8 +18,10 @@ def open_history(root: Path) -> sqlite_utils.Database:
 
 
 def keep(db: sqlite_utils.Database, root: Path, result, write_file: bool = True) -> Path | None:
-    """Write the result file (replacing this environment's earlier one) and its row; return the file."""
+    """Write the result file (replacing this environment's earlier one) and its row, under the catalog lock;
+    return the file."""
     verification = verifications.from_result(result)
-    path = verifications.write(root, verification) if write_file else None
-    runs.store_result(db, root, verification, path)
+    with catalog_lock(root):
+        path = verifications.write(root, verification) if write_file else None
+        runs.store_result(db, root, verification, path)
     return path

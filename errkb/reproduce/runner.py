@@ -172,17 +172,30 @@ def run_stage(path: str, stage: str, code_path: str | None = None) -> dict:
     return result
 
 
+def read_nonce() -> str:
+    """The harness's secret for this run, from stdin, before the stage runs; the stage gets /dev/null.
+
+    A result without it is not the runner's (a stage that writes a fake one to the channel and exits).
+    """
+    nonce = sys.stdin.readline().strip() if sys.stdin else ""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return nonce
+
+
 def main(argv: list[str]) -> int:
     if len(argv) not in (2, 3) or not argv[1].isidentifier():
         print("usage: runner.py REPRODUCTION.py FUNCTION [RECORD_CODE.json]", file=sys.stderr)
         return 2
     faulthandler.enable()  # a crash leaves a Python stack in stderr, which the parent quotes
+    nonce = read_nonce()
     result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
     sys.stdout.flush()
     os.dup2(2, 1)  # the stage's own prints (and its C/C++ code's) go to stderr
     result = run_stage(argv[0], argv[1], argv[2] if len(argv) == 3 else None)
     sys.stdout.flush()
-    result_stream.write(json.dumps(result))
+    result_stream.write(json.dumps({**result, "nonce": nonce}))
     result_stream.flush()
     return 0
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import sqlite3
 from pathlib import Path
 
 from datasette import hookimpl
-from datasette.utils.asgi import asgi_static
+from datasette.views.base import DatasetteError
+from datasette.utils.asgi import Response, asgi_static
 from jinja2 import ChoiceLoader, FileSystemLoader
 from markupsafe import Markup
 
-from . import metadata, present, queries, urls, views
+from . import matching, metadata, present, queries, urls, views
 from .tags import TagsFacet, tag_filter
 
 HERE = Path(__file__).parent
@@ -33,6 +35,77 @@ def startup(datasette):
             datasette._settings["suggest_facets"] = False
 
     return inner
+
+
+# The longest string or blob SQLite may make on a served connection: far above any record (a record file is at
+# most 1 MB), far below what `select hex(zeroblob(400000000))` would take (800 MB, then more to render it).
+MAX_SQL_LENGTH = 16 * 1024 * 1024
+
+
+@hookimpl
+def prepare_connection(conn, database, datasette):
+    # Datasette's time limit interrupts long queries between steps; one huge value is a single step.
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_SQL_LENGTH)
+
+
+@hookimpl
+def asgi_wrapper(datasette):
+    """A POSTed paste larger than matching.MAX_BODY_BYTES is refused (413) before anything reads it whole."""
+
+    def wrap(app):
+        async def bounded(scope, receive, send):
+            if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].endswith("/-/errkb/match"):
+                return await app(scope, receive, send)
+            body, more = bytearray(), True
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+                if len(body) > matching.MAX_BODY_BYTES:
+                    return await _too_large(send)
+            replayed = False
+
+            async def replay():
+                nonlocal replayed
+                if replayed:
+                    return await receive()
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+            return await app(scope, replay, send)
+
+        return bounded
+
+    return wrap
+
+
+async def _too_large(send) -> None:
+    text = f"The paste is larger than {matching.MAX_BODY_BYTES // 2**20} MB; paste the traceback and a little around it.\n"
+    await send({"type": "http.response.start", "status": 413, "headers": [[b"content-type", b"text/plain; charset=utf-8"]]})
+    await send({"type": "http.response.body", "body": text.encode()})
+
+
+@hookimpl
+def handle_exception(datasette, request, exception):
+    """Client mistakes that Datasette 0.65 answers with a 500: a POST to a table page, an unknown _sort."""
+    if request.method == "POST" and isinstance(exception, AssertionError) and "POST to a canned query" in str(exception):
+        status, message = 405, "This page does not accept POST; only canned queries and the match page do."
+    elif isinstance(exception, DatasetteError) and str(exception).startswith("Cannot sort table by"):
+        status, message = 400, str(exception)
+    else:
+        return None
+
+    async def answer():
+        if request.path.endswith(".json"):
+            return Response.json({"ok": False, "error": message, "status": status}, status=status)
+        html = await datasette.render_template(
+            "error.html", {"ok": False, "error": message, "status": status, "title": None}, request=request
+        )
+        return Response.html(html, status=status)
+
+    return answer
 
 
 @hookimpl

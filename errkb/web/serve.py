@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import sqlite3
 import sys
@@ -52,6 +53,12 @@ def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
     db_path = root / DATABASE_FILE
     if report.changed:
         click.echo(f"updated {db_path}: {len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed")
+    if not is_loopback(host):
+        click.echo(
+            f"warning: --host {host} serves the catalog to other machines on the network, with no login; "
+            "its SQL page runs any read-only query anyone sends. Use 127.0.0.1 unless you mean it.",
+            err=True,
+        )
     problem = port_problem(host, port)
     if problem:
         click.echo(f"error: cannot listen on {host}:{port}: {problem}; choose another with --port", err=True)
@@ -92,6 +99,13 @@ def snapshot(db_path: Path, folder: Path) -> Path:
         source.close()
         target.close()
     return copy
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def port_problem(host: str, port: int) -> str | None:
