@@ -92,9 +92,8 @@ def test_observed_wordings_are_read_from_the_catalog_database(tmp_path: Path):
     (tmp_path / "records").mkdir()
     shutil.copy(REPO / "records" / "expected-all-tensors-on-same-device.json", tmp_path / "records")
     catalog.build(tmp_path)
-    with sqlite3.connect(tmp_path / "catalog.db") as conn:
-        conn.execute("CREATE TABLE observed_messages (slug TEXT, message TEXT)")
-        conn.execute("INSERT INTO observed_messages VALUES (?, ?)", ["expected-all-tensors-on-same-device", OLD_WORDING])
+    with sqlite3.connect(tmp_path / "catalog.db") as conn:  # build made the table; a result file would fill it
+        conn.execute("INSERT INTO observed_messages (slug, message) VALUES (?, ?)", ["expected-all-tensors-on-same-device", OLD_WORDING])
     found = Matcher.open(tmp_path).match(f"RuntimeError: {OLD_WORDING.replace('addmm', 'mm')}\n")
     assert found and found[0].slug == "expected-all-tensors-on-same-device"
 

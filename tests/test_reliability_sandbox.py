@@ -16,12 +16,12 @@ from conftest import REPO
 from reproduce_support import PLANTED, Case, write_catalog
 
 from errkb.reproduce import isolate
-from errkb.reproduce.harness import Machine, reproduce_one
+from errkb.reproduce.harness import Environment, reproduce_one
 
 pytestmark = pytest.mark.xdist_group("sandbox")
 SEED = "dataparallel-not-supported-when-crf-is-used"
-HEADER = 'NEEDS = {{"packages": {{}}, "cuda_devices": 0, "timeout_s": {timeout}{extra}}}\n'
-MACHINE = Machine("3", "linux", "test", None, 0, [])
+HEADER = 'NEEDS = {{"packages": {{}}, "cuda_devices": 0, "timeout_s": {timeout}{extra}}}\nSOLUTIONS = {{1: "fix"}}\n'
+MACHINE = Environment.probe()  # this interpreter: its versions, package folders and CUDA devices
 
 
 def catalog(root: Path, slug: str, source: str, timeout: int = 60, extra: str = "") -> Path:
@@ -67,8 +67,8 @@ def test_the_default_memory_limit_is_8_gib(tmp_path):
 FLOOD_HARNESS = """
 import json, resource, sys
 from pathlib import Path
-from errkb.reproduce.harness import Machine, reproduce_one
-result = reproduce_one(Path(sys.argv[1]), "flood", Machine("3", "linux", "test", None, 0, []))
+from errkb.reproduce.harness import Environment, reproduce_one
+result = reproduce_one(Path(sys.argv[1]), "flood", Environment.probe())
 peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"verdict": result.verdict, "reason": result.reason, "peak_mib": peak_kib / 1024,
                   "detail": result.stages[0].detail}))
