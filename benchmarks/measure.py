@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import threading
 import time
@@ -15,6 +16,7 @@ POLL_SECONDS = 0.02
 @dataclass
 class Measured:
     seconds: float
+    cpu_seconds: float  # user + system of the whole tree: steadier than wall time on a busy machine
     peak_rss_mib: float
     returncode: int
     output: str
@@ -39,11 +41,11 @@ def _tree(pid: int) -> list[int]:
     return pids
 
 
-def _high_water_kib(pid: int) -> int:
-    """VmHWM: a process's own peak RSS, so a peak between two polls is not missed."""
+def _pss_kib(pid: int) -> int:
+    """Proportional set size: forked workers share their parent's pages, which RSS would count in each."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -51,7 +53,8 @@ def _high_water_kib(pid: int) -> int:
 
 
 def run(command: list[str], cwd: Path | None = None, env: dict | None = None, timeout: float = 3600) -> Measured:
-    """Run `command`; peak RSS is the largest sum, over one poll, of the tree's processes' high-water marks."""
+    """Run `command`; its peak memory is the largest sum, over one poll, of the tree's processes' PSS."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(
         command, cwd=cwd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -61,7 +64,7 @@ def run(command: list[str], cwd: Path | None = None, env: dict | None = None, ti
 
     def poll():
         while not done.is_set():
-            peak[0] = max(peak[0], sum(_high_water_kib(pid) for pid in _tree(process.pid)))
+            peak[0] = max(peak[0], sum(_pss_kib(pid) for pid in _tree(process.pid)))
             done.wait(POLL_SECONDS)
 
     watcher = threading.Thread(target=poll, daemon=True)
@@ -70,4 +73,6 @@ def run(command: list[str], cwd: Path | None = None, env: dict | None = None, ti
     seconds = time.perf_counter() - start
     done.set()
     watcher.join()
-    return Measured(seconds, peak[0] / 1024, process.returncode, output)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Measured(seconds, cpu, peak[0] / 1024, process.returncode, output)

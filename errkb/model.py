@@ -118,7 +118,8 @@ def _cross_field_problems(r: Record):
     if r.githubUrl != r.expected_github_url():
         yield "githubUrl", f"githubUrl is {r.githubUrl!r}, expected {r.expected_github_url()!r} (from repo, analyzedSha, filePath, lines)"
     try:
-        if not pattern_matches(r.messagePattern, r.errorMessage):
+        # Uncached: a build validates thousands of distinct patterns, and a cache would only hold them in memory.
+        if not pattern_matches(r.messagePattern, r.errorMessage, cache=False):
             yield "messagePattern", "messagePattern does not match errorMessage"
     except PatternError as exc:
         yield "messagePattern", f"messagePattern {exc}"

@@ -32,5 +32,6 @@ def compile_pattern(pattern: str):
         raise PatternError(f"does not compile in RE2: {_explain(reason)}") from None
 
 
-def pattern_matches(pattern: str, text: str) -> bool:
-    return compile_pattern(pattern).search(text) is not None
+def pattern_matches(pattern: str, text: str, cache: bool = True) -> bool:
+    compiled = compile_pattern(pattern) if cache else compile_pattern.__wrapped__(pattern)
+    return compiled.search(text) is not None
