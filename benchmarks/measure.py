@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-POLL_SECONDS = 0.02
+POLL_SECONDS = 0.1  # reading smaps_rollup costs CPU: poll gently
 
 
 @dataclass

@@ -88,6 +88,7 @@ GOALS = {
     "table_page": ("records table page, facets", "<= 0.2 s (keep)", lambda s, b: s <= 0.2),
 }
 BASELINES = {"build_full": "raw_insert", "build_noop": "stat_all"}
+TIMED_OUT: set[str] = set()  # pages whose facets Datasette gave up on (facet_time_limit_ms): incomplete facets
 
 
 def prepare(work: Path, count: int) -> Path:
@@ -123,7 +124,7 @@ def get(connection: http.client.HTTPConnection, path: str) -> tuple[float, str]:
     if response.status != 200:
         raise SystemExit(f"GET {path}: {response.status}")
     if "These facets timed out" in body:
-        raise SystemExit(f"GET {path}: facets timed out")
+        TIMED_OUT.add(path)
     return seconds, body
 
 
@@ -147,6 +148,7 @@ def serve_and_browse(root: Path, slug: str, pages: int) -> dict:
                     raise SystemExit(f"errkb serve exited: {process.stderr.read()[-2000:]}")
                 time.sleep(0.02)
         out["serve_ready"] = time.perf_counter() - started
+        print(f"  serve ready: {out['serve_ready']:.2f} s", flush=True)
         cases = {
             "broad_search": f"/catalog/records?{BROWSE}&_search={generate.BROAD_WORD}",
             "tag_filter": f"/catalog/records?{BROWSE}&_tag={generate.TAG_WORD}",
@@ -156,6 +158,8 @@ def serve_and_browse(root: Path, slug: str, pages: int) -> dict:
         for name, path in cases.items():
             get(connection, path)  # the first request of a kind warms Datasette's caches
             out[name] = statistics.median(get(connection, path)[0] for _ in range(pages))
+            out[f"{name}_facets_timed_out"] = float(path in TIMED_OUT)
+            print(f"  {name}: {out[name]:.3f} s{' (facets timed out)' if path in TIMED_OUT else ''}", flush=True)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -182,9 +186,11 @@ def one_round(source: Path, work: Path, count: int, pages: int) -> dict:
     raw = checked(measure.run([PYTHON, "-c", RAW_INSERT, str(root / "records"), str(raw_db)]), "raw insert")
     raw_db.unlink()
     results.update(raw_insert=raw.seconds, raw_insert_cpu=raw.cpu_seconds, raw_insert_rss=raw.peak_rss_mib)
+    print(f"  raw insert: {raw.seconds:.1f} s, {raw.cpu_seconds:.1f} s CPU, {raw.peak_rss_mib:.0f} MiB", flush=True)
 
     full = checked(measure.run([*ERRKB, "--root", str(root), "build", "--full"]), "errkb build --full")
     results.update(build_full=full.seconds, build_full_cpu=full.cpu_seconds, build_full_rss=full.peak_rss_mib)
+    print(f"  build --full: {full.seconds:.1f} s, {full.cpu_seconds:.1f} s CPU, {full.peak_rss_mib:.0f} MiB", flush=True)
 
     stat = checked(measure.run([PYTHON, "-c", STAT_ALL, str(root / "records")]), "stat")
     results["stat_all"] = stat.seconds
@@ -202,14 +208,17 @@ def one_round(source: Path, work: Path, count: int, pages: int) -> dict:
     one = checked(measure.run([*ERRKB, "--root", str(root), "build"]), "one-edit build")
     if "1 updated" not in one.output:
         raise SystemExit(f"one-edit build: {one.output}")
-    results.update(build_one_edit=one.seconds)
+    results.update(build_one_edit=one.seconds, build_one_edit_cpu=one.cpu_seconds)
+    print(f"  no-op {noop.seconds:.2f} s ({noop.cpu_seconds:.2f} CPU), stat {stat.seconds:.2f} s, "
+          f"one edit {one.seconds:.2f} s ({one.cpu_seconds:.2f} CPU)", flush=True)
 
     paste = work / "paste.txt"
     paste.write_text(paste_for(envelope["record"]), encoding="utf-8")
     first = measure.run([*ERRKB, "--root", str(root), "match", str(paste)])
     if envelope["record"]["slug"] not in first.output:
         raise SystemExit(f"first match missed {envelope['record']['slug']}: {first.output[-2000:]}")
-    results.update(first_match=first.seconds, first_match_rss=first.peak_rss_mib)
+    results.update(first_match=first.seconds, first_match_cpu=first.cpu_seconds, first_match_rss=first.peak_rss_mib)
+    print(f"  first match: {first.seconds:.2f} s ({first.cpu_seconds:.2f} CPU)", flush=True)
 
     results.update(serve_and_browse(root, envelope["record"]["slug"], pages))
 
@@ -246,7 +255,8 @@ def report(count: int, rounds: list[dict]) -> dict:
         base = medians.get(base_key) if base_key else None
         ratio = f"{base / value:6.2f}x" if base else ""
         unit = "MiB" if key.endswith("rss") else "s"
-        met = "met" if test(value, base) else "NOT MET"
+        met = "met" if test(value, base) and not medians.get(f"{key}_facets_timed_out") else "NOT MET"
+        met += " (facets timed out)" if medians.get(f"{key}_facets_timed_out") else ""
         base_text = f"{base:9.3f}s" if base is not None else ""
         print(f"{what:<46} {value:9.3f}{unit[0] if unit == 's' else 'M'} {base_text:>10} {ratio:>7}  {goal}: {met}")
     print(f"{'raw insert peak RSS (MiB)':<46} {medians['raw_insert_rss']:9.1f}M")
