@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlite_utils
 
+from . import changes, ingest, runs
 from .lock import with_catalog_lock
+from .matching import index
 from .model import Envelope, Record
 from .problems import InvalidInput, Problem
-from .store import DATABASE_FILE, RECORDS_DIR, content_hash, file_hash, record_files
-from .validate import envelope_from_data
-from .jsonfile import parse_json
-from . import runs
+from .store import DATABASE_FILE, RECORDS_DIR, file_hash
 from .runs import RUNS_TABLE, last_run, runs_by_slug, verdict_columns  # noqa: F401 (part of this module's interface)
 from .runs import ensure_table as ensure_runs_table
 from .runs import refresh_records as refresh_last_verdicts
@@ -30,19 +30,32 @@ BUSY_TIMEOUT_S = 30  # errkb's writers take the catalog lock; this covers other 
 
 def open_db(root: Path) -> sqlite_utils.Database:
     db = sqlite_utils.Database(sqlite3.connect(root / DATABASE_FILE, timeout=BUSY_TIMEOUT_S))
+    # WAL: readers (errkb serve, the matcher) see the last committed catalog while a build or add writes.
+    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA foreign_keys = ON")
     return db
 
 
 def ensure_schema(db: sqlite_utils.Database) -> None:
+    fresh = "records" not in db.table_names()
+    had_record_tags = "record_tags" in db.table_names()
+    _create_record_tables(db)
+    if fresh:
+        _create_deferred(db.conn)
+    elif not had_record_tags:
+        db.conn.execute('CREATE INDEX "idx_record_tags_tag" ON "record_tags" ("tag")')
+    changes.ensure_tables(db.conn)
+    ensure_runs_table(db)
+
+
+def _create_record_tables(db: sqlite_utils.Database) -> None:
+    """The record tables without what a bulk load fills faster at the end: secondary indexes and full-text search."""
     if "records" not in db.table_names():
         columns = {name: _sql_type(info.annotation) for name, info in Record.model_fields.items()}
         columns.update(datasetVersion=str, contentHash=str, sourceFile=str, lastVerdict=str, lastVerifiedAt=str, verifiedOn=str)
         db["records"].create(columns, pk="slug", not_null={"slug", "contentHash"})
-        db["records"].enable_fts(FTS_COLUMNS, tokenize="porter", create_triggers=True)
-        for name in ["id", "repo", "errorClass", "errorType", "severity", "lastVerdict"]:
-            db["records"].create_index([name])
-    elif "verifiedOn" not in db["records"].columns_dict:
+    elif "verifiedOn" not in db["records"].columns_dict:  # a catalog built before results were data
         db["records"].add_column("verifiedOn", str)
     for table in ["solutions", "prevention_tips"]:
         if table not in db.table_names():
@@ -59,8 +72,34 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
             pk=("slug", "tag"),
             foreign_keys=[("slug", "records", "slug"), ("tag", "tags", "name")],
         )
-        db["record_tags"].create_index(["tag"])
-    ensure_runs_table(db)
+
+
+_FTS_LIST = ", ".join(f'"{name}"' for name in FTS_COLUMNS)
+_FTS_NEW = ", ".join(f'new."{name}"' for name in FTS_COLUMNS)
+_FTS_OLD = ", ".join(f'old."{name}"' for name in FTS_COLUMNS)
+# The full-text index and its triggers as sqlite-utils' enable_fts writes them (it would commit the build's
+# transaction: it runs them as a script).
+_FTS_SQL = [
+    f'CREATE VIRTUAL TABLE "records_fts" USING FTS5 ({_FTS_LIST}, tokenize=\'porter\', content="records")',
+    "INSERT INTO records_fts (records_fts) VALUES ('rebuild')",
+    f'CREATE TRIGGER "records_ai" AFTER INSERT ON "records" BEGIN\n'
+    f'  INSERT INTO "records_fts" (rowid, {_FTS_LIST}) VALUES (new.rowid, {_FTS_NEW});\nEND',
+    f'CREATE TRIGGER "records_ad" AFTER DELETE ON "records" BEGIN\n'
+    f'  INSERT INTO "records_fts" ("records_fts", rowid, {_FTS_LIST}) VALUES(\'delete\', old.rowid, {_FTS_OLD});\nEND',
+    f'CREATE TRIGGER "records_au" AFTER UPDATE ON "records" BEGIN\n'
+    f'  INSERT INTO "records_fts" ("records_fts", rowid, {_FTS_LIST}) VALUES(\'delete\', old.rowid, {_FTS_OLD});\n'
+    f'  INSERT INTO "records_fts" (rowid, {_FTS_LIST}) VALUES (new.rowid, {_FTS_NEW});\nEND',
+]
+RECORD_INDEXES = ["id", "repo", "errorClass", "errorType", "severity", "lastVerdict"]
+
+
+def _create_deferred(conn: sqlite3.Connection) -> None:
+    """Secondary indexes and full-text search, built once over whatever rows are there."""
+    for name in RECORD_INDEXES:
+        conn.execute(f'CREATE INDEX "idx_records_{name}" ON "records" ("{name}")')
+    conn.execute('CREATE INDEX "idx_record_tags_tag" ON "record_tags" ("tag")')
+    for statement in _FTS_SQL:
+        conn.execute(statement)
 
 
 def _sql_type(annotation) -> type:
@@ -100,62 +139,137 @@ class BuildReport:
 
 @with_catalog_lock
 def build(root: Path, full: bool = False) -> BuildReport:
-    """Bring catalog.db in line with records/. Any invalid file: InvalidInput, and the database is untouched."""
-    if not (root / RECORDS_DIR).is_dir():
+    """Bring catalog.db in line with records/. Any invalid file: InvalidInput, and the database is untouched.
+
+    One transaction. Files unchanged since the last build (size and mtime, see changes.py) are not read; the
+    others are parsed and validated on every core and written in batches. Into an empty catalog (always with
+    `full`) rows go in bare tables and the indexes, full-text search and match index are built once at the end;
+    otherwise triggers keep them current and the match index takes the changed records in the same transaction.
+    """
+    folder = root / RECORDS_DIR
+    if not folder.is_dir():
         where = root.resolve()
         raise InvalidInput([Problem(str(where), "$", f"no {RECORDS_DIR}/ folder: not an errkb catalog (use --root DIR or ERRKB_ROOT)")])
-    files = record_files(root)
+    started_ns = time.time_ns()
     db = open_db(root)
     try:
         with db.atomic():
             if full:
-                _drop_record_tables(db)
-            ensure_schema(db)
-            known = {row["slug"]: row["contentHash"] for row in db.query("select slug, contentHash from records")}
-            report, problems, upserts = BuildReport(), [], []
-            seen = set()
-            for path in files:
-                raw = path.read_bytes()
-                digest = content_hash(raw)
-                slug = path.stem
-                seen.add(slug)
-                if known.get(slug) == digest:
-                    report.unchanged += 1
-                    continue
-                try:
-                    envelope = envelope_from_data(parse_json(raw, str(path)), str(path))
-                except InvalidInput as exc:
-                    problems.extend(exc.problems)
-                    continue
-                if envelope.record.slug != slug:
-                    problems.append(Problem(str(path), "$.record.slug", f"found {envelope.record.slug!r}, expected {slug!r} (the file name)"))
-                    continue
-                upserts.append((envelope, digest, path))
-                (report.updated if slug in known else report.added).append(slug)
-            report.removed = sorted(set(known) - seen)
-            problems += _id_conflicts(db, upserts, set(report.removed))
+                _drop_record_tables(db.conn)
+            fresh = "records" not in db.table_names()
+            if fresh:
+                _create_record_tables(db)
+                ensure_runs_table(db)
+                changes.ensure_tables(db.conn)
+            else:
+                ensure_schema(db)
+            report = BuildReport(unchanged=changes.scan(db.conn, folder))
+            report.removed = changes.removed(db.conn)
+            delete_records(db, report.removed)
+            changes.forget(db.conn, report.removed)
+            writer = _Writer(db, bulk=fresh)
+            problems: list[Problem] = []
+            remembered = 0
+            # The queue is read twice, in the same order: ahead by the workers, in step here.
+            batches = changes.todo_batches(db.conn, ingest.BATCH_SIZE)
+            todo = db.conn.execute("SELECT count(*) FROM todo").fetchone()[0]
+            queued = changes.todo_batches(db.conn, ingest.BATCH_SIZE)
+            for batch, results in zip(batches, ingest.prepared_batches(folder, queued, todo)):
+                ready, seen = [], []
+                for (slug, known), result in zip(batch, results):
+                    if isinstance(result, ingest.Invalid):
+                        problems += result.problems
+                    elif isinstance(result, ingest.Unchanged):
+                        report.unchanged += 1
+                        seen.append(result.stat)
+                    else:
+                        (report.updated if known else report.added).append(slug)
+                        ready.append(result)
+                        seen.append(result.stat)
+                if not problems:  # once a file is invalid nothing is written: the rest is only checked
+                    writer.write(ready)
+                    remembered += changes.remember(db.conn, seen)
             if problems:
                 raise InvalidInput(problems)
-            delete_records(db, report.removed)
-            upsert_records(db, [(env, digest, path.relative_to(root).as_posix()) for env, digest, path in upserts])
+            conflicts = writer.id_conflicts(folder)
+            if conflicts:
+                raise InvalidInput(conflicts)
+            writer.finish()
             if report.changed:
                 _drop_unused_tags(db)
             runs.sync(db, root)
+            changes.finish(db.conn, started_ns, wrote=report.changed or remembered > 0)
     finally:
         db.close()
     return report
 
 
-def _id_conflicts(db: sqlite_utils.Database, upserts: list, removed: set[str]) -> list[Problem]:
-    """Two records may not share an id: the new ones against each other and against those that stay."""
-    changing = removed | {envelope.record.slug for envelope, _, _ in upserts}
-    owners = {id_: slug for id_, slug in db.execute("select id, slug from records") if slug not in changing}
-    problems = []
-    for envelope, _, path in upserts:
-        owner = owners.setdefault(envelope.record.id, envelope.record.slug)
-        if owner != envelope.record.slug:
-            problems.append(Problem(str(path), "$.record.id", f"id {envelope.record.id!r} is also used by record {owner!r}"))
-    return problems
+class _Writer:
+    """Writes prepared records in batches: plain inserts into bare tables (bulk), or upserts under triggers."""
+
+    def __init__(self, db: sqlite_utils.Database, bulk: bool):
+        self.db, self.conn, self.bulk = db, db.conn, bulk
+        self.match_index = index.BulkLoad(self.conn) if bulk else None
+        columns = ", ".join(f'"{name}"' for name in ingest.RECORD_COLUMNS)
+        values = ", ".join("?" * len(ingest.RECORD_COLUMNS))
+        self.insert_record = f"INSERT INTO records ({columns}) VALUES ({values})"
+        if not bulk:
+            updates = ", ".join(f'"{name}" = excluded."{name}"' for name in ingest.RECORD_COLUMNS if name != "slug")
+            self.insert_record += f" ON CONFLICT (slug) DO UPDATE SET {updates}"
+        self.hash_column = ingest.RECORD_COLUMNS.index("contentHash")
+        self.conn.execute("DROP TABLE IF EXISTS temp.written")
+        self.conn.execute("CREATE TEMP TABLE written (seq INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE)")
+
+    def write(self, items: list[ingest.Prepared]) -> None:
+        if not items:
+            return
+        slugs = [item.slug for item in items]
+        if not self.bulk:
+            delete_children(self.db, slugs)
+        verdicts = runs_by_slug(self.db, slugs)
+        for item in items:
+            item.row[-3:] = verdict_columns(verdicts.get(item.slug, []), item.row[self.hash_column])
+        conn = self.conn
+        conn.executemany(self.insert_record, [item.row for item in items])
+        conn.executemany(
+            "INSERT INTO solutions (slug, position, text) VALUES (?, ?, ?)",
+            [(item.slug, i, text) for item in items for i, text in enumerate(item.solutions)],
+        )
+        conn.executemany(
+            "INSERT INTO prevention_tips (slug, position, text) VALUES (?, ?, ?)",
+            [(item.slug, i, text) for item in items for i, text in enumerate(item.tips)],
+        )
+        conn.executemany("INSERT OR IGNORE INTO tags (name) VALUES (?)", [(tag,) for item in items for tag in item.tags])
+        conn.executemany(
+            "INSERT INTO record_tags (slug, tag) VALUES (?, ?)", [(item.slug, tag) for item in items for tag in item.tags]
+        )
+        conn.executemany("INSERT INTO written (slug) VALUES (?)", [(slug,) for slug in slugs])
+        if self.match_index:
+            self.match_index.add([(item.entry, item.analysis) for item in items])
+
+    def id_conflicts(self, folder: Path) -> list[Problem]:
+        """Two records may not share an id. The one that keeps it: a record this build did not touch, else the
+        first written; each other one is a problem."""
+        rows = self.conn.execute(
+            """SELECT r.id, r.slug, w.seq FROM records r LEFT JOIN written w ON w.slug = r.slug
+            WHERE r.id IN (SELECT id FROM records GROUP BY id HAVING count(*) > 1)
+            ORDER BY r.id, w.seq IS NOT NULL, w.seq"""
+        ).fetchall()
+        found, owner = [], {}
+        for record_id, slug, seq in rows:
+            owner.setdefault(record_id, slug)
+            if seq is not None and owner[record_id] != slug:
+                message = f"id {record_id!r} is also used by record {owner[record_id]!r}"
+                found.append((seq, Problem(str(folder / f"{slug}.json"), "$.record.id", message)))
+        return [problem for _, problem in sorted(found, key=lambda pair: pair[0])]
+
+    def finish(self) -> None:
+        self.conn.execute("DROP TABLE temp.written")
+        if self.bulk:
+            _create_deferred(self.conn)
+            self.match_index.finish()
+        else:
+            index.refresh(self.conn)
 
 
 def upsert_records(db: sqlite_utils.Database, items: list[tuple[Envelope, str, str]]) -> None:
@@ -194,12 +308,10 @@ def _drop_unused_tags(db: sqlite_utils.Database) -> None:
     db.execute("delete from tags where name not in (select tag from record_tags)")
 
 
-def _drop_record_tables(db: sqlite_utils.Database) -> None:
-    for name in RECORD_TABLES:
-        if name in db.table_names():
-            if name == "records" and db["records"].detect_fts():
-                db["records"].disable_fts()
-            db[name].drop()
+def _drop_record_tables(conn: sqlite3.Connection) -> None:
+    """Everything derived from records/ (children first, for the foreign keys); reproduction_runs stays."""
+    for name in ["records_fts", *RECORD_TABLES, changes.TABLE, changes.INFO_TABLE]:
+        conn.execute(f'DROP TABLE IF EXISTS "{name}"')
 
 
 @with_catalog_lock
@@ -216,5 +328,6 @@ def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
                     for envelope, path in envelopes
                 ],
             )
+            index.refresh(db.conn)  # the match index follows in the same transaction: no later command pays
     finally:
         db.close()

@@ -30,12 +30,18 @@ def _no_constants(name):
     raise ValueError(f"{name} is not valid JSON (expected a finite number)")
 
 
-def _depth(value, level: int = 1) -> int:
-    if isinstance(value, dict):
-        return max((_depth(v, level + 1) for v in value.values()), default=level)
-    if isinstance(value, list):
-        return max((_depth(v, level + 1) for v in value), default=level)
-    return level
+def _too_deep(value, limit: int = MAX_DEPTH) -> bool:
+    """Whether any value sits deeper than `limit` levels (the document itself is level 1), level by level."""
+    level, containers = 1, [value] if isinstance(value, (dict, list)) else []
+    while containers:
+        children = [child for c in containers for child in (c.values() if isinstance(c, dict) else c)]
+        if not children:
+            return False
+        level += 1
+        if level > limit:
+            return True
+        containers = [child for child in children if isinstance(child, (dict, list))]
+    return False
 
 
 # The json module's messages stop mid-sentence ("Unterminated string starting at"): say what was found and
@@ -137,6 +143,6 @@ def parse_json(raw: bytes, name: str):
         fail(json_error_sentence(exc))
     except ValueError as exc:
         fail(str(exc))
-    if _depth(value) > MAX_DEPTH:
+    if _too_deep(value):
         fail(f"JSON is nested too deeply, expected at most {MAX_DEPTH} levels")
     return value

@@ -141,7 +141,8 @@ def _github_url(r: Record):
 
 def _pattern_matches_message(r: Record):
     try:
-        if not pattern_matches(r.messagePattern, r.errorMessage):
+        # Uncached: a build validates thousands of distinct patterns, and a cache would only hold them in memory.
+        if not pattern_matches(r.messagePattern, r.errorMessage, cache=False):
             yield "messagePattern", "messagePattern does not match errorMessage"
     except PatternError as exc:
         yield "messagePattern", f"messagePattern {exc}"

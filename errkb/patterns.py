@@ -53,5 +53,6 @@ def compile_pattern(pattern: str):
     return regex
 
 
-def pattern_matches(pattern: str, text: str) -> bool:
-    return compile_pattern(pattern).search(text) is not None
+def pattern_matches(pattern: str, text: str, cache: bool = True) -> bool:
+    compiled = compile_pattern(pattern) if cache else compile_pattern.__wrapped__(pattern)
+    return compiled.search(text) is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -338,7 +339,10 @@ def test_post_with_cookies_but_without_a_csrf_token_is_refused(client):
 
 
 def test_the_catalog_is_served_read_only(client):
-    assert client.ds.get_database("catalog").is_mutable is False
+    # The live file, opened read-only (mode=ro): Datasette's own connections cannot write it either.
+    conn = client.ds.get_database("catalog").connect()
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        conn.execute("delete from records")
     response = client.get("/catalog.json", params={"sql": "delete from records"})
     assert response.status_code == 400
     assert client.get("/catalog/records.json?_shape=objects&_size=1000").json()["rows"]

@@ -211,6 +211,64 @@ def _bulk_add(conn: sqlite3.Connection, entries: list[Entry]) -> None:
     )
 
 
+Analysis = tuple  # (required words or None, literals text or None, opening clause or None, message terms)
+
+
+def analysis(pattern: str, message: str) -> Analysis:
+    """What the index keeps of one record, computed apart from the database (in build's worker processes)."""
+    words, literals, opening = analyse(pattern)
+    return (None if words is None else sorted(words)), _literals(literals), opening, sorted(_message_terms(message))
+
+
+class BulkLoad:
+    """Fill the index from scratch in one pass over the records, in batches, inside the caller's transaction.
+
+    The same tables as `refresh` makes from scratch, but each pattern's analysis comes precomputed and
+    nothing is held per record in memory: required words wait in a temporary table until the last batch,
+    when their counts are known and each pattern's anchor (its rarest required word) is chosen in SQL.
+    """
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        for statement in _split(_DROP) + _split(_TABLES):
+            conn.execute(statement)
+        conn.execute("DROP TABLE IF EXISTS temp.index_required")
+        conn.execute("CREATE TEMP TABLE index_required (id INTEGER NOT NULL, word TEXT NOT NULL)")
+        self.term_df: Counter = Counter()
+        self.count = 0
+
+    def add(self, items: list[tuple[Entry, Analysis]]) -> None:
+        cursor = self.conn.cursor()
+        required = []
+        for entry, (words, literals, opening, message_terms) in items:
+            cursor.execute(
+                "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [entry.slug, entry.pattern, entry.error_class, entry.message,
+                 min(len(words or ()), ANCHORS_PER_PATTERN), literals, opening],
+            )
+            required += [(cursor.lastrowid, word) for word in words or ()]
+            self.term_df.update(message_terms)
+        self.conn.executemany("INSERT INTO index_required (id, word) VALUES (?, ?)", required)
+        self.count += len(items)
+
+    def finish(self) -> None:
+        conn = self.conn
+        conn.execute("INSERT INTO match_required (word, n) SELECT word, count(*) FROM index_required GROUP BY word")
+        conn.execute(
+            "INSERT OR IGNORE INTO match_anchors (word, id) SELECT word, id FROM ("
+            " SELECT r.id, r.word, row_number() OVER (PARTITION BY r.id ORDER BY q.n, -length(r.word), r.word) AS k"
+            " FROM index_required r JOIN match_required q ON q.word = r.word)"
+            f" WHERE k <= {ANCHORS_PER_PATTERN} ORDER BY word, id"
+        )
+        conn.executemany("INSERT INTO match_terms (term, df) VALUES (?, ?)", sorted(self.term_df.items()))
+        conn.execute("INSERT INTO match_fts (rowid, message) SELECT id, message FROM match_patterns")
+        conn.execute("DROP TABLE temp.index_required")
+        for statement in _split(_TRIGGER_SQL):
+            conn.execute(statement)
+        _set_meta(conn, self.count)
+
+
 def _add(conn: sqlite3.Connection, entry: Entry) -> None:
     words, literals, opening = analyse(entry.pattern)
     for word in words or ():

@@ -76,6 +76,8 @@ def build(datasette, databases: list[str]) -> dict:
 def database_metadata(tables: list[str]) -> dict:
     # The matcher's index (match_*) is an implementation detail: hidden, like the FTS tables.
     hidden = {name: {"hidden": True} for name in tables if name.startswith("match_")}
+    # The build's bookkeeping (file sizes and mtimes, when it last ran): hidden too.
+    hidden.update({name: {"hidden": True} for name in ("record_files", "build_info") if name in tables})
     return {
         "description": "The errkb catalog: one row per error record, with its fixes, tags and reproduction runs.",
         "tables": {

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import sqlite3
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -19,7 +17,11 @@ SETTINGS = {"suggest_facets": False}  # suggestions cost ~3 s per table page at 
 
 
 def make_datasette(db_path: Path):
-    """A Datasette serving catalog.db immutable (read-only, cacheable), with the errkb plugin loaded."""
+    """A Datasette serving catalog.db read-only, with the errkb plugin loaded.
+
+    The live file, not a copy: catalog.db is in WAL mode (catalog.open_db), so each page reads the last
+    committed catalog while `errkb add` or `build` writes beside it, and sees their changes once committed.
+    """
     from datasette.app import Datasette  # ~0.5 s: only the serve command pays for it
     from datasette.plugins import pm
 
@@ -27,7 +29,7 @@ def make_datasette(db_path: Path):
 
     if not pm.is_registered(plugin) and pm.get_plugin("errkb") is None:
         pm.register(plugin, name="errkb")  # running from a checkout without the entry point installed
-    return Datasette(immutables=[str(db_path)], settings=SETTINGS)
+    return Datasette(files=[str(db_path)], settings=SETTINGS)
 
 
 @click.command()
@@ -38,8 +40,8 @@ def make_datasette(db_path: Path):
 def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
     """Browse the catalog in Datasette: record pages, search, facets, paste a traceback.
 
-    Updates catalog.db from records/ first, then serves it read-only. Outside a catalog folder
-    (and without --root) it serves the catalog bundled with errkb.
+    Updates catalog.db from records/ first, then serves it read-only; later changes show as they commit.
+    Outside a catalog folder (and without --root) it serves the catalog bundled with errkb.
     """
     from ..matching.command import catalog_root
 
@@ -68,37 +70,20 @@ def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
 
     import uvicorn
 
-    with tempfile.TemporaryDirectory(prefix="errkb-serve-") as folder:
-        ds = make_datasette(snapshot(db_path, Path(folder)))
-        asyncio.run(ds.invoke_startup())
-        url = f"http://{host}:{port}/"
-        click.echo(f"errkb: serving a snapshot of {db_path} at {url} (restart to see later changes)")
-        if open_browser:
-            import webbrowser
-
-            webbrowser.open(url)
-        uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
-
-
-def snapshot(db_path: Path, folder: Path) -> Path:
-    """A consistent copy of catalog.db to serve immutable.
-
-    Datasette reads an immutable file without locks; if `errkb add` or `errkb build` rewrote the file under
-    a running server, its pages would fail ("database disk image is malformed"). The copy keeps it stable.
-    """
     from . import matching
 
-    problem = matching.prepare(db_path.parent)  # the matcher keeps its index in catalog.db: write it first
+    problem = matching.prepare(root)  # build keeps the match index; this only opens it (or says why it cannot)
     if problem:
         click.echo(f"warning: errkb.matching failed ({problem}); the match page will show the error", err=True)
-    copy = folder / db_path.name
-    source, target = sqlite3.connect(db_path), sqlite3.connect(copy)
-    try:
-        source.backup(target)
-    finally:
-        source.close()
-        target.close()
-    return copy
+    ds = make_datasette(db_path)
+    asyncio.run(ds.invoke_startup())
+    url = f"http://{host}:{port}/"
+    click.echo(f"errkb: serving {db_path} at {url} (read-only; changes from errkb add and build show as they commit)")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
 
 
 def is_loopback(host: str) -> bool:
