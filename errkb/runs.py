@@ -156,15 +156,22 @@ def verdict_columns(runs: list[dict], content_hash: str | None) -> tuple[str | N
     """(lastVerdict, lastVerifiedAt, verifiedOn) of a record from its runs.
 
     Only current runs count: results of the record and reproduction as they are now (a run without hashes,
-    from an old catalog, counts when its record hash matches). A skipped run says nothing about the record, so it
-    is the last verdict only when no run got further.
+    from an old catalog, counts when its record hash matches). Within one environment the latest run decides (a
+    skipped run says nothing about the record, so it decides only when no run there got further). Across
+    environments the record is `verified` when some environment verified it; `verifiedOn` then names exactly
+    which, and the record page shows where it did not. Otherwise the latest environment's verdict stands.
     """
     current = [r for r in runs if _is_current(r, content_hash)]
     if not current:
         return None, None, None
-    latest = max(current, key=lambda r: (r["verdict"] != "skipped", r.get("started_at") or "", r.get("id") or 0))
-    verified = [r["started_at"] for r in current if r["verdict"] == "verified" and r.get("started_at")]
-    return latest["verdict"], max(verified, default=None), verified_on(current)
+    by_environment: dict[str, list[dict]] = defaultdict(list)
+    for run in current:
+        by_environment[run.get("environment") or f"{run.get('torch')}|{run.get('cuda_device_count')}"].append(run)
+    latest = [max(group, key=lambda r: (r["verdict"] != "skipped", r.get("started_at") or "", r.get("id") or 0))
+              for group in by_environment.values()]
+    decided = max(latest, key=lambda r: (r["verdict"] == "verified", r["verdict"] != "skipped", r.get("started_at") or "", r.get("id") or 0))
+    verified = [r["started_at"] for r in latest if r["verdict"] == "verified" and r.get("started_at")]
+    return decided["verdict"], max(verified, default=None), verified_on(latest)
 
 
 def _is_current(run: dict, content_hash: str | None) -> bool:

@@ -173,3 +173,14 @@ def test_the_committed_catalog_has_a_result_for_every_record():
         entries = verifications.for_record(REPO, record.stem)
         assert entries, f"no committed verification for {record.stem}"
         assert all(entry["verdict"] for entry in entries)
+
+
+def test_verified_somewhere_is_verified_with_exactly_where(catalog):
+    write(catalog, result(catalog, torch="2.13.0+cpu"))
+    write(catalog, result(catalog, verdict="wrong-error", torch="2.15.0", startedAt="2026-12-01T09:00:00.000000Z"))
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert verdict_row(catalog) == ("verified", "torch 2.13.0 (CPU)")
+    # Re-running 2.13.0 with a failure replaces that environment's result: nothing verifies any more.
+    write(catalog, result(catalog, verdict="fix-failed", torch="2.13.0+cpu", startedAt="2026-12-01T08:00:00.000000Z"))
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert verdict_row(catalog) == ("wrong-error", None)
