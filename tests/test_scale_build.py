@@ -71,7 +71,7 @@ def test_incremental_and_full_builds_make_the_same_database(catalogs):
     records = incremental / "records"
     shutil.copytree(REPO / "records", records)
     write(records, 0, 120)
-    assert len(catalog.build(incremental).added) == 138
+    assert len(catalog.build(incremental).added) == len(list(records.glob("*.json")))
     write(records, 120, 40)  # more records
     for path in sorted(records.glob("*.json"))[::17]:  # edits
         envelope = json.loads(path.read_text(encoding="utf-8"))
@@ -109,7 +109,7 @@ def test_a_file_touched_without_a_change_is_hashed_not_rewritten(tmp_path):
     path = tmp_path / "records" / "batchnorm-one-value-per-channel.json"
     os.utime(path, ns=(1, 1))
     report = catalog.build(tmp_path)
-    assert not report.changed and report.unchanged == 18
+    assert not report.changed and report.unchanged == len(list((tmp_path / "records").glob("*.json")))
     with sqlite3.connect(tmp_path / "catalog.db") as conn:
         stored = conn.execute("SELECT mtime_ns FROM record_files WHERE slug = ?", [path.stem]).fetchone()
     assert stored == (1,)
