@@ -2,8 +2,8 @@
 
     python docs/make_screenshots.py [OUT]      (needs /usr/bin/chromium and the `repro` and `test` extras)
 
-Copies records/ and reproductions/ to a scratch root, runs `errkb reproduce` on two records there (so the
-verdicts shown are real runs, with this machine's versions and devices), serves it with `errkb serve`, and
+Copies records/, reproductions/ and the committed verification results (verifications/: real runs across PyTorch
+releases) to a scratch root, serves it with `errkb serve`, and
 saves, from headless Chromium at 1280 px and 390 px wide, into OUT (default docs/screenshots/):
 home, records (the "Browse records" menu link), search, record and match pages.
 """
@@ -56,9 +56,8 @@ def main(out: Path) -> None:
         root = Path(tmp)
         shutil.copytree(REPO / "records", root / "records")
         shutil.copytree(REPO / "reproductions", root / "reproductions")
-        errkb = [sys.executable, "-m", "errkb.cli", "--root", str(root)]
-        subprocess.run(errkb + ["build"], check=True)
-        subprocess.run(errkb + ["reproduce", SEED_SLUG, "dataparallel-gather-scalars-warning"], check=True)
+        shutil.copytree(REPO / "verifications", root / "verifications")
+        subprocess.run([sys.executable, "-m", "errkb.cli", "--root", str(root), "build"], check=True)
         with running_server(root) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             saved = []
