@@ -13,7 +13,6 @@ import importlib.metadata
 import json
 import os
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -263,9 +262,6 @@ def current_hashes(root: Path, slug: str) -> tuple[Optional[str], Optional[str]]
 def is_current(verification: Verification, hashes: tuple[Optional[str], Optional[str]]) -> bool:
     return verification.current_hashes == hashes
 
-
-def started(verification: Verification) -> datetime:
-    return datetime.fromisoformat(verification.startedAt.replace("Z", "+00:00"))
 
 
 def for_record(root: Path, slug: str) -> list[dict]:

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import Counter
 
 from .compare import VERDICTS
-
-
-def to_json(results) -> str:
-    return json.dumps([result.to_json() for result in results], indent=2, ensure_ascii=False)
 
 
 def progress_line(result, done: int, total: int, environment: str | None = None) -> str:
