@@ -47,6 +47,10 @@ def coverage_table(root: Path) -> str:
         try:
             needs = read_contract(root / "reproductions" / f"{record.slug}.py").needs
             devices = f"{needs.cuda_devices} CUDA device(s)" if needs.cuda_devices else "CPU"
+            if needs.torch_build:
+                devices += f", a {needs.torch_build.upper()} build of torch"
+            if needs.nvidia_driver is False:
+                devices += ", no NVIDIA driver"
             packages = ", ".join(f"{name}{spec}" for name, spec in sorted(needs.packages.items()))
             wants = f"{devices}; {packages}"
         except ContractError:

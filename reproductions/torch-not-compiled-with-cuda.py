@@ -2,15 +2,16 @@
 device="cuda". Run with a CPU-only build of PyTorch (the default pip wheel on Windows and macOS, the
 "+cpu" wheels, a conda cpuonly install; this machine's 2.13.0+cpu), the first CUDA call enters
 torch.cuda._lazy_init, which finds no CUDA bindings compiled into torch._C and raises AssertionError
-"Torch not compiled with CUDA enabled". The trigger needs a CPU-only build: on a CUDA build without a
-driver the same call raises "Found no NVIDIA driver" instead, and with a GPU it succeeds.
+"Torch not compiled with CUDA enabled". The trigger needs a CPU-only build (NEEDS torch_build "cpu"), so
+CUDA builds skip it with that reason: without a driver the same call raises "Found no NVIDIA driver"
+instead (the record found-no-nvidia-driver), and with a GPU it succeeds.
 Demonstrations: choosing the device at run time (a training step runs on whatever is available), and
 the diagnosis that tells a CPU-only build from a missing GPU (torch.version.cuda is None,
 torch.backends.cuda.is_built() is False), which is what calls for installing a CUDA build; the install
 itself is not run. The record's exampleFix and validationCode run from its text.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13"}, "torch_build": "cpu", "timeout_s": 60}
 SOLUTIONS = {1: "device_from_availability", 2: "diagnose_cpu_build"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 

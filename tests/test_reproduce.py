@@ -52,6 +52,8 @@ CASES = [
     Case("aborts", "aborts.py", {}, "crashed", "trigger() died with signal SIGABRT (-6) without a result"),
     Case("other-hanlp", "needs_other_hanlp.py", {}, "skipped",
          "needs hanlp==0.0.1, found 2.1.5; needs errkb-no-such-distribution>=1, not installed"),
+    Case("needs-cuda-build", "needs_cuda_build_without_driver.py", {}, "skipped",
+         "needs a CUDA build of torch, found a CPU build"),
     Case("import-fails", "import_fails.py", {}, "wrong-error",
          "importing the reproduction raised ModuleNotFoundError: \"No module named 'errkb_no_such_module'\""),
     Case("needs-not-literal", "needs_not_literal.py", {}, "not-reproduced",

@@ -244,6 +244,8 @@ def test_needs_is_read_without_importing(tmp_path):
         ('NEEDS = {"packages": {"torch": "2.1"}}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "'2.1' is not a version specifier"),
         ('NEEDS = {"cuda_devices": True}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "expected a whole number >= 0"),
         ('NEEDS = {"timeout_s": 0}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "expected seconds > 0"),
+        ('NEEDS = {"torch_build": "rocm"}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "expected one of 'cpu', 'cuda'"),
+        ('NEEDS = {"nvidia_driver": 0}\nSOLUTIONS = {1: "fix"}\ndef trigger(): pass\ndef fix(): pass\n', "expected True or False"),
         ('NEEDS = {\ndef trigger(): pass\n', "cannot parse repro.py"),
     ],
 )
@@ -254,9 +256,20 @@ def test_contract_errors_say_what_is_wrong(tmp_path, source, message):
 
 
 def test_missing_hardware_and_packages():
-    assert missing_hardware(Needs(cuda_devices=2), 0) == "needs 2 CUDA devices, found 0"
-    assert missing_hardware(Needs(cuda_devices=1), 0) == "needs 1 CUDA device, found 0"
-    assert missing_hardware(Needs(cuda_devices=1), 1) is None
+    cpu_build = {"torch": "2.13.0+cpu", "cuda_version": None, "cuda_device_count": 0, "nvidia_driver": False}
+    cuda_build_no_driver = {"torch": "2.13.0", "cuda_version": "12.8", "cuda_device_count": 0, "nvidia_driver": False}
+    gpu_machine = {"torch": "2.13.0", "cuda_version": "12.8", "cuda_device_count": 1, "nvidia_driver": True}
+    assert missing_hardware(Needs(cuda_devices=2), cpu_build) == ["needs 2 CUDA devices, found 0"]
+    assert missing_hardware(Needs(cuda_devices=1), cpu_build) == ["needs 1 CUDA device, found 0"]
+    assert missing_hardware(Needs(cuda_devices=1), gpu_machine) == []
+    assert missing_hardware(Needs(torch_build="cpu"), cpu_build) == []
+    assert missing_hardware(Needs(torch_build="cpu"), gpu_machine) == ["needs a CPU build of torch, found a CUDA 12.8 build"]
+    assert missing_hardware(Needs(torch_build="cuda"), cpu_build) == ["needs a CUDA build of torch, found a CPU build"]
+    no_driver = Needs(torch_build="cuda", nvidia_driver=False)
+    assert missing_hardware(no_driver, cuda_build_no_driver) == []
+    assert missing_hardware(no_driver, gpu_machine) == ["needs a machine without an NVIDIA driver, a driver is loaded"]
+    assert missing_hardware(no_driver, {**cuda_build_no_driver, "nvidia_driver": None}) == [
+        "needs a machine without an NVIDIA driver, cannot tell"]
     installed = {"hanlp": "2.1.5", "torch": "2.13.0+cpu"}
     assert missing_packages(Needs({"hanlp": "==2.1.5", "torch": ">=2.1"}), installed) == []
     assert missing_packages(Needs({"hanlp": "<2"}), installed) == ["needs hanlp<2, found 2.1.5"]

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-NEEDS_KEYS = {"packages", "cuda_devices", "timeout_s", "memory_gb"}
+NEEDS_KEYS = {"packages", "cuda_devices", "timeout_s", "memory_gb", "torch_build", "nvidia_driver"}
+TORCH_BUILDS = ("cpu", "cuda")
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MEMORY_GB = 8.0  # each stage's memory limit (isolate.py, sandbox.py) unless NEEDS["memory_gb"] says more
 CODE_FIELDS = ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern")
@@ -34,6 +35,8 @@ class Needs:
     cuda_devices: int = 0
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_gb: float = DEFAULT_MEMORY_GB
+    torch_build: str | None = None  # "cpu" or "cuda": the error exists only in that build of torch
+    nvidia_driver: bool | None = None  # False: the error needs a machine without an NVIDIA driver
 
 
 @dataclass(frozen=True)
@@ -166,14 +169,33 @@ def needs_from_value(value) -> Needs:
     memory = value.get("memory_gb", DEFAULT_MEMORY_GB)
     if not isinstance(memory, (int, float)) or isinstance(memory, bool) or not 0.25 <= memory <= 4096:
         raise ContractError(f'NEEDS["memory_gb"] is {memory!r}, expected GiB between 0.25 and 4096')
-    return Needs(dict(packages), cuda, float(timeout), float(memory))
+    build = value.get("torch_build")
+    if build is not None and build not in TORCH_BUILDS:
+        raise ContractError(f'NEEDS["torch_build"] is {build!r}, expected one of {", ".join(map(repr, TORCH_BUILDS))}')
+    driver = value.get("nvidia_driver")
+    if driver is not None and not isinstance(driver, bool):
+        raise ContractError(f'NEEDS["nvidia_driver"] is {driver!r}, expected True or False')
+    return Needs(dict(packages), cuda, float(timeout), float(memory), build, driver)
 
 
-def missing_hardware(needs: Needs, cuda_device_count: int) -> str | None:
-    if needs.cuda_devices > cuda_device_count:
+def missing_hardware(needs: Needs, facts: dict) -> list[str]:
+    """What the environment (the probe's facts) lacks for the real case, e.g. ["needs 1 CUDA device, found 0"]."""
+    lacking = []
+    count = int(facts.get("cuda_device_count") or 0)
+    if needs.cuda_devices > count:
         noun = "device" if needs.cuda_devices == 1 else "devices"
-        return f"needs {needs.cuda_devices} CUDA {noun}, found {cuda_device_count}"
-    return None
+        lacking.append(f"needs {needs.cuda_devices} CUDA {noun}, found {count}")
+    if needs.torch_build and facts.get("torch"):
+        built_for = facts.get("cuda_version")
+        if needs.torch_build == "cpu" and built_for:
+            lacking.append(f"needs a CPU build of torch, found a CUDA {built_for} build")
+        elif needs.torch_build == "cuda" and not built_for:
+            lacking.append("needs a CUDA build of torch, found a CPU build")
+    if needs.nvidia_driver is not None and facts.get("nvidia_driver") is not needs.nvidia_driver:
+        want = "an NVIDIA driver" if needs.nvidia_driver else "a machine without an NVIDIA driver"
+        found = {True: "a driver is loaded", False: "no driver is loaded"}.get(facts.get("nvidia_driver"), "cannot tell")
+        lacking.append(f"needs {want}, {found}")
+    return lacking
 
 
 def missing_packages(needs: Needs, versions: dict[str, str | None]) -> list[str]:

@@ -234,7 +234,7 @@ class _Run:
         self.packages = {name: self.environment.version(name) for name in needs.packages}
         if self.environment.problem:
             return self.end(SKIPPED, self.environment.problem)
-        lacking = [missing_hardware(needs, self.environment.cuda_device_count), *missing_packages(needs, self.packages)]
+        lacking = [*missing_hardware(needs, self.environment.facts), *missing_packages(needs, self.packages)]
         lacking += [self.environment.unavailable[name] for name in needs.packages if name in self.environment.unavailable]
         if not self.library.installed and self.library.distribution not in needs.packages:
             lacking.append(f"needs {self.library.package} (the installed package of {record.repo}), not installed")

@@ -70,6 +70,13 @@ def torch_build(found: dict) -> None:
                 found[key] = None if value in ("None", "") else value
 
 
+def nvidia_driver() -> bool | None:
+    """Whether the NVIDIA kernel driver is loaded (None: cannot tell on this platform)."""
+    if sys.platform.startswith("linux"):
+        return os.path.exists("/proc/driver/nvidia/version")
+    return None
+
+
 def gpus(found: dict) -> None:
     """CUDA device count and names. On Linux without GPU device files the answer is known without importing
     torch (which costs ~2 s)."""
@@ -102,6 +109,7 @@ def probe(wanted: list[str]) -> dict:
         if distribution:
             found["packages"][distribution] = version_of(distribution)
     torch_build(found)
+    found["nvidia_driver"] = nvidia_driver()
     gpus(found)
     return found
 

@@ -89,7 +89,7 @@ def database_metadata(tables: list[str]) -> dict:
             },
             "reproduction_runs": {
                 "description": "Every run of `errkb reproduce`: what it proved, where, with which versions.",
-                "facets": ["verdict", "library_version", "cuda_device_count", "host"],
+                "facets": ["verdict", "torch", "torch_build", "cuda_device_count"],
                 "sort_desc": "started_at",
                 "columns": RUN_COLUMNS,
             },
