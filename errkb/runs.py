@@ -293,7 +293,7 @@ def matrix_summary(runs: list[dict], line_number: int | None) -> str | None:
     missing = [r for r in ran if r["verdict"] not in REPRODUCED]
     if missing:
         parts.append("not on " + ", ".join(f"{_label(r)} ({r['verdict']})" for r in missing))
-    reproduced = [r for r in ran if r["verdict"] in REPRODUCED]
+    reproduced = sorted((r for r in ran if r["verdict"] in REPRODUCED), key=lambda r: _version_key(_release(r)[1]))
     if reproduced:
         failed = [r for r in reproduced if r["verdict"] != "verified"]
         parts.append("every claim held" + (" in each" if len(reproduced) > 1 else "") if not failed else
@@ -305,7 +305,18 @@ def matrix_summary(runs: list[dict], line_number: int | None) -> str | None:
             moved.setdefault(found.group(1), []).append(_label(run))
     for line, labels in moved.items():
         parts.append(f"raise line {line_number} → {line} in {_joined(sorted(labels, key=lambda l: _version_key(l.split(' ')[-1])))}")
+    skipped = [r for r in runs if r["verdict"] == "skipped"]
+    gpu_reasons = sorted({r["reason"] for r in skipped if "CUDA device" in (r.get("reason") or "")})
+    other = [r for r in skipped if r.get("reason") not in gpu_reasons]
+    for reason in sorted({_skip_reason(r.get("reason") or "") for r in other}):
+        labels = sorted((_label(r) for r in other if _skip_reason(r.get("reason") or "") == reason),
+                        key=lambda label: _version_key(label.split(" ")[-1]))
+        parts.append(f"skipped on {_joined(labels)} ({reason})")
     if not any(r.get("cuda_device_count") for r in ran):
-        skipped = {r["reason"] for r in runs if r["verdict"] == "skipped" and "CUDA" in (r.get("reason") or "")}
-        parts.append("GPU: never run" + (f" ({sorted(skipped)[0]})" if skipped else ""))
+        parts.append("GPU: never run" + (f" ({gpu_reasons[0]})" if gpu_reasons else ""))
     return "; ".join(parts)
+
+
+def _skip_reason(reason: str) -> str:
+    """The part of a skip reason that is the same on every release: "needs a CPU build of torch"."""
+    return re.sub(r", found .*$", "", reason)

@@ -184,3 +184,31 @@ def test_verified_somewhere_is_verified_with_exactly_where(catalog):
     write(catalog, result(catalog, verdict="fix-failed", torch="2.13.0+cpu", startedAt="2026-12-01T08:00:00.000000Z"))
     assert run_cli("build", root=catalog).exit_code == 0
     assert verdict_row(catalog) == ("wrong-error", None)
+
+
+def _summary_run(torch, verdict, reason="", drift=None):
+    return {"verdict": verdict, "torch": torch, "reason": reason, "drift": drift, "cuda_device_count": 0,
+            "cuda_devices": "[]", "failed_claim": None}
+
+
+def test_matrix_summary_names_releases_in_order_and_groups_skips_by_reason():
+    from errkb.runs import matrix_summary
+
+    runs = [
+        _summary_run("2.15.0", "verified", drift="raise line 40 (record says 38)"),
+        _summary_run("2.13.0+cpu", "verified"),
+        _summary_run("2.5.1", "verified", drift="raise line 36 (record says 38)"),
+        _summary_run("2.9.1", "skipped", "needs a CPU build of torch, found a CUDA 12.8 build"),
+        _summary_run("1.13.1", "skipped", "needs a CPU build of torch, found a CUDA 11.7 build"),
+        _summary_run("2.1.2", "wrong-error", "class: expected TypeError, got RuntimeError"),
+    ]
+    summary = matrix_summary(runs, 38)
+    assert summary.split("; ") == [
+        "reproduces on torch 2.5.1, 2.13.0, 2.15.0 (CPU)",
+        "not on torch 2.1.2 (wrong-error)",
+        "every claim held in each",
+        "raise line 38 → 36 in torch 2.5.1",
+        "raise line 38 → 40 in torch 2.15.0",
+        "skipped on torch 1.13.1, 2.9.1 (needs a CPU build of torch)",
+        "GPU: never run",
+    ]
