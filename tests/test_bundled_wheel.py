@@ -27,16 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCE_FILES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md"]
 SOURCE_FOLDERS = ["errkb", "records", "verifications"]
 STATE_DICT_PASTE = 'RuntimeError: Error(s) in loading state_dict for Net: Unexpected key(s) in state_dict: "module.fc.weight"\n'
-WARNING_THEN_FATAL = """\
-/usr/lib/python3/site-packages/torch/nn/parallel/_functions.py:68: UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze and return a vector.
-  warnings.warn('Was asked to gather along dimension 0, but all '
-Traceback (most recent call last):
-  File "train.py", line 41, in <module>
-    outputs = model.generate(batch)
-  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1931, in __getattr__
-    raise AttributeError(
-AttributeError: 'DataParallel' object has no attribute 'generate'
-"""
+WARNING_THEN_FATAL = (REPO / "tests" / "data" / "warning-then-fatal.txt").read_text(encoding="utf-8")  # a warning, then the fatal error
 
 
 @pytest.fixture(scope="module")

@@ -19,16 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 PASTES = Path(__file__).parent / "data" / "pastes"
 OLD_WORDING = "Expected object of device type cuda but got device type cpu for argument #1 'self' in call to _th_addmm"
 
-WARNING_THEN_FATAL = """\
-/site-packages/torch/nn/parallel/_functions.py:68: UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze and return a vector.
-  warnings.warn('Was asked to gather along dimension 0, but all '
-Traceback (most recent call last):
-  File "generate.py", line 12, in <module>
-    out = model.generate(ids)
-  File "/site-packages/torch/nn/modules/module.py", line 1931, in __getattr__
-    raise AttributeError(
-AttributeError: 'DataParallel' object has no attribute 'generate'
-"""
+WARNING_THEN_FATAL = (Path(__file__).parent / "data" / "warning-then-fatal.txt").read_text(encoding="utf-8")
 SIZE_MISMATCH = "RuntimeError: The size of tensor a (17) must match the size of tensor b (64) at non-singleton dimension 1\n"
 
 
