@@ -195,3 +195,14 @@ def test_a_real_torch_environment_from_the_local_wheel(tmp_path, monkeypatch):
     assert result["environment"]["torch_facts"]["git_version"] == "cf30153c4c131c8164ee7798e5022d810682e2cb"
     (path,) = (root / "verifications" / slug).glob("*.json")
     assert path.name == "torch-2.13.0+cpu_py3.11_cpu.json" or path.name.startswith("torch-2.13.0+cpu_py")
+
+
+def test_old_torch_releases_get_what_their_users_had_beside_them():
+    from packaging.requirements import Requirement
+
+    from errkb.reproduce.environments import era_constraints
+
+    assert era_constraints([Requirement("torch==2.1.2")], {}) == {"numpy": "<2", "packaging": ""}
+    assert era_constraints([Requirement("torch==1.13.1")], {"numpy": ">=1.20"}) == {"packaging": ""}
+    assert era_constraints([Requirement("torch==2.5.1")], {}) == {}
+    assert era_constraints([Requirement("hanlp==2.1.5")], {}) == {}

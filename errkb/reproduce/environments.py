@@ -63,13 +63,16 @@ class Prepared:
 
 
 def era_constraints(wanted: list[Requirement], others: dict[str, str]) -> dict[str, str]:
-    """What a release's own users had beside it: torch wheels before 2.3 were built against NumPy 1.x and
-    cannot use NumPy 2 ("Numpy is not available"), so their environments get numpy<2."""
+    """What a release's own users had beside it. Torch wheels before 2.3 were built against NumPy 1.x and
+    cannot use NumPy 2 ("Numpy is not available"), so their environments get numpy<2; they also import
+    `packaging` (falling back to setuptools' pkg_resources) in torch.torch_version without declaring it, which
+    the first optimizer step reaches, so they get packaging too."""
     for requirement in wanted:
-        if canonicalize_name(requirement.name) == "torch" and "numpy" not in others:
+        if canonicalize_name(requirement.name) == "torch":
             release = Version(next(iter(requirement.specifier)).version)
             if release < Version("2.3"):
-                return {"numpy": "<2"}
+                era = {"numpy": "<2", "packaging": ""}
+                return {name: spec for name, spec in era.items() if name not in others}
     return {}
 
 
