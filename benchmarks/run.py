@@ -82,6 +82,8 @@ GOALS = {
     "serve_ready": ("errkb serve until it answers", "<= 2 s", lambda s, b: s <= 2),
     "broad_search": ("records search, word in 2/3 of rows, facets", "<= 0.2 s", lambda s, b: s <= 0.2),
     "tag_filter": ("_tag= filter, facets", "<= 0.2 s", lambda s, b: s <= 0.2),
+    "browse_broad_search": ("records browser (/-/errkb/records), same word", "<= 0.2 s", lambda s, b: s <= 0.2),
+    "browse_tag_filter": ("records browser, same _tag=", "<= 0.2 s", lambda s, b: s <= 0.2),
     "add_one": ("errkb add one record", "<= 0.3 s (keep)", lambda s, b: s <= 0.3),
     "warm_match_p95": ("warm match p95", "<= 0.02 s (keep)", lambda s, b: s <= 0.02),
     "record_page": ("record page", "<= 0.05 s (keep)", lambda s, b: s <= 0.05),
@@ -89,6 +91,7 @@ GOALS = {
 }
 BASELINES = {"build_full": "raw_insert", "build_noop": "stat_all"}
 TIMED_OUT: set[str] = set()  # pages whose facets Datasette gave up on (facet_time_limit_ms): incomplete facets
+SAMPLED: set[str] = set()  # browser pages whose facets count a labelled sample (browse.FACET_SAMPLE)
 
 
 def prepare(work: Path, count: int) -> Path:
@@ -125,6 +128,8 @@ def get(connection: http.client.HTTPConnection, path: str) -> tuple[float, str]:
         raise SystemExit(f"GET {path}: {response.status}")
     if "These facets timed out" in body:
         TIMED_OUT.add(path)
+    if 'class="errkb-facet-note"' in body:
+        SAMPLED.add(path)
     return seconds, body
 
 
@@ -154,12 +159,16 @@ def serve_and_browse(root: Path, slug: str, pages: int) -> dict:
             "tag_filter": f"/catalog/records?{BROWSE}&_tag={generate.TAG_WORD}",
             "record_page": f"/-/errkb/record/{slug}",
             "table_page": f"/catalog/records?{BROWSE}",
+            "browse_broad_search": f"/-/errkb/records?q={generate.BROAD_WORD}",
+            "browse_tag_filter": f"/-/errkb/records?_tag={generate.TAG_WORD}",
         }
         for name, path in cases.items():
             get(connection, path)  # the first request of a kind warms Datasette's caches
             out[name] = statistics.median(get(connection, path)[0] for _ in range(pages))
             out[f"{name}_facets_timed_out"] = float(path in TIMED_OUT)
-            print(f"  {name}: {out[name]:.3f} s{' (facets timed out)' if path in TIMED_OUT else ''}", flush=True)
+            out[f"{name}_facets_sampled"] = float(path in SAMPLED)
+            note = " (facets timed out)" if path in TIMED_OUT else " (facets over a labelled sample)" if path in SAMPLED else ""
+            print(f"  {name}: {out[name]:.3f} s{note}", flush=True)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -257,6 +266,7 @@ def report(count: int, rounds: list[dict]) -> dict:
         unit = "MiB" if key.endswith("rss") else "s"
         met = "met" if test(value, base) and not medians.get(f"{key}_facets_timed_out") else "NOT MET"
         met += " (facets timed out)" if medians.get(f"{key}_facets_timed_out") else ""
+        met += " (facets over a labelled sample)" if medians.get(f"{key}_facets_sampled") else ""
         base_text = f"{base:9.3f}s" if base is not None else ""
         print(f"{what:<46} {value:9.3f}{unit[0] if unit == 's' else 'M'} {base_text:>10} {ratio:>7}  {goal}: {met}")
     print(f"{'raw insert peak RSS (MiB)':<46} {medians['raw_insert_rss']:9.1f}M")

@@ -158,6 +158,36 @@ def test_records_browser_filters_by_facet_values_and_tags(client, root):
     assert "_tag=crf" not in crf and "_tag=dataparallel" in crf  # a selected value's link removes only it
 
 
+def test_search_facets_count_the_whole_match_or_say_what_they_count(client, root, monkeypatch):
+    from errkb.web import browse
+
+    def tag_counts(html):
+        facet = html[html.index('id="facet-_tag"'):]
+        facet = facet[:facet.index("</section>")]
+        return {tag: int(n) for tag, n in re.findall(r'>([\w-]+)</a>\s*<span class="errkb-count">(\d+)</span>', facet)}
+
+    html = client.get("/-/errkb/records?q=DataParallel").text
+    matches = browse_rows(html)
+    assert "most relevant of" not in html  # every match counted
+    assert tag_counts(html)["dataparallel"] == sum(
+        "dataparallel" in json.loads(sqlite3.connect(root / "catalog.db").execute(
+            "select tags from records where slug = ?", [slug]).fetchone()[0]) for slug in matches)
+
+    monkeypatch.setattr(browse, "FACET_SAMPLE", 1)
+    html = client.get("/-/errkb/records?q=DataParallel").text
+    assert browse_rows(html) == matches  # the page itself is not cut
+    assert f"Counts over the 1 most relevant of {len(matches)} matches." in html
+    top_tags = json.loads(sqlite3.connect(root / "catalog.db").execute(
+        "select tags from records where slug = ?", [matches[0]]).fetchone()[0])
+    assert tag_counts(html) == {tag: 1 for tag in top_tags}
+
+    html = client.get("/-/errkb/records?_tag=dataparallel").text
+    tagged = browse_rows(html)
+    assert len(tagged) > 1 and f"Counts over the first 1 of {len(tagged)} records, by name." in html
+    assert tag_counts(html)["dataparallel"] == 1
+    assert "Counts over" not in client.get("/-/errkb/records").text  # unfiltered: exact, from the indexes
+
+
 @pytest.mark.parametrize("q", ["", '"', '""', "((", "*", "NEAR(", "-"])
 def test_searches_that_are_not_words_do_not_fail(client, q):
     for path in ["/-/errkb/records", "/catalog/search", "/catalog/search.json"]:

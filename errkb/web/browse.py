@@ -14,6 +14,10 @@ from datasette.database import QueryInterrupted
 
 PAGE_SIZE = 50
 FACET_SIZE = 12
+# A search's facets count its most relevant matches, at most this many: counting every match of a word found in
+# most of 100,000 records takes seconds (each count reads every matching row), the top of the ranking milliseconds.
+# Below this many matches the counts are exact; above it the page says what they count.
+FACET_SAMPLE = 2000
 NEVER = "none"  # lastVerdict=none: records no reproduction has judged yet
 # Column filters and facets: URL parameter (the records table's column) -> the label a person reads.
 FACETS = {"lastVerdict": "verdict", "repo": "library", "errorClass": "class"}
@@ -54,6 +58,7 @@ class Page:
     has_verified_on: bool
     has_next: bool
     timed_out: bool = False  # the search ran past Datasette's time limit
+    facet_sample: int | None = None  # the facets count only the first this many of `total` (most relevant first)
 
 
 def _unique(values) -> list[str]:
@@ -90,47 +95,65 @@ async def records_page(db, request: Request) -> Page:
     select = "records.rowid as rowid, records.slug, records.errorMessage, records.errorClass, records.repo, " \
         "records.lastVerdict, records.lastVerifiedAt, records.tags" + (", records.verifiedOn" if has_verified_on else "")
     offset = (request.page - 1) * PAGE_SIZE
-    page = f"limit {PAGE_SIZE + 1} offset {offset}"
+    sample = None
     try:
         if request.fts_query():
-            rows, total = await _ranked(db, request, select, page)
+            order, total = await _ranked(db, request, offset + PAGE_SIZE + 1)
+            rows = await _rows(db, select, order[offset:])
+            counted = order[:FACET_SAMPLE]
+            sql_where, params = _among(counted)  # the ranking already holds the matches to count
+            sample = len(counted) if total > len(counted) else None
         else:
             rows = [dict(row) for row in (await db.execute(
-                f"select {select} from records{sql_where} order by records.slug {page}", params)).rows]
+                f"select {select} from records{sql_where} order by records.slug limit {PAGE_SIZE + 1} offset {offset}",
+                params)).rows]
             total = (await db.execute(f"select count(*) from records{sql_where}", params)).rows[0][0]
+            if sql_where and total > FACET_SAMPLE:  # unfiltered, the facets read the indexes alone and stay exact
+                first = await db.execute(
+                    f"select records.rowid from records{sql_where} order by records.slug limit {FACET_SAMPLE}", params)
+                sql_where, params = _among([row[0] for row in first.rows])
+                sample = FACET_SAMPLE
     except QueryInterrupted:
         return Page([], 0, [], has_verified_on, False, timed_out=True)
     for row in rows:
         row["tags"] = _json_list(row["tags"])
     return Page(rows[:PAGE_SIZE], total, await facets(db, request, sql_where, params), has_verified_on,
-                len(rows) > PAGE_SIZE)
+                len(rows) > PAGE_SIZE, facet_sample=sample)
 
 
-async def _ranked(db, request: Request, select: str, page: str) -> tuple[list[dict], int]:
-    """A search's page of rows, most relevant first, and how many records match.
+def _among(rowids: list[int]) -> tuple[str, dict]:
+    """A WHERE clause for exactly these records."""
+    return " where records.rowid in (select value from json_each(:errkb_ids))", {"errkb_ids": json.dumps(rowids)}
 
-    FTS5 ranks inside the index (`rank MATCH`, `ORDER BY rank`) and only the page's rows are read from
-    `records`: ranking through a join with bm25() read every matching (wide) row and took over a second for a
-    word in all of 100,000 records.
+
+async def _ranked(db, request: Request, wanted: int) -> tuple[list[int], int]:
+    """The rowids of a search's matches, most relevant first (at least FACET_SAMPLE of them, and as many as the page
+    needs), and how many records match.
+
+    FTS5 ranks inside the index (`rank MATCH`, `ORDER BY rank`) and no row is read from `records`: ranking through
+    a join with bm25() read every matching (wide) row and took over a second for a word in all of 100,000 records.
     """
     filter_where, params = where(request, search=False)
     params = {**params, "fts": request.fts_query(), "rank": RANK_FUNCTION}
     within = f" and rowid in (select records.rowid from records{filter_where})" if filter_where else ""
     ranked = await db.execute(
         f"select rowid from records_fts where records_fts match :fts and rank match :rank{within} "
-        f"order by rank {page}",
+        f"order by rank limit {max(wanted, FACET_SAMPLE)}",
         params,
     )
-    order = [row[0] for row in ranked.rows]
-    found = {}
-    if order:
-        names = {f"r{i}": rowid for i, rowid in enumerate(order)}
-        result = await db.execute(
-            f"select {select} from records where records.rowid in ({', '.join(':' + n for n in names)})", names
-        )
-        found = {row["rowid"]: dict(row) for row in result.rows}
     total = (await db.execute(f"select count(*) from records_fts where records_fts match :fts{within}", params)).rows[0][0]
-    return [found[rowid] for rowid in order if rowid in found], total
+    return [row[0] for row in ranked.rows], total
+
+
+async def _rows(db, select: str, order: list[int]) -> list[dict]:
+    """The page's rows, in the order given."""
+    order = order[:PAGE_SIZE + 1]
+    if not order:
+        return []
+    names = {f"r{i}": rowid for i, rowid in enumerate(order)}
+    result = await db.execute(f"select {select} from records where records.rowid in ({', '.join(':' + n for n in names)})", names)
+    found = {row["rowid"]: dict(row) for row in result.rows}
+    return [found[rowid] for rowid in order if rowid in found]
 
 
 async def facets(db, request: Request, sql_where: str, params: dict) -> list[dict]:

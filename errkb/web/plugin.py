@@ -40,12 +40,16 @@ def startup(datasette):
 # The longest string or blob SQLite may make on a served connection: far above any record (a record file is at
 # most 1 MB), far below what `select hex(zeroblob(400000000))` would take (800 MB, then more to render it).
 MAX_SQL_LENGTH = 16 * 1024 * 1024
+MMAP_BYTES = 4 * 1024**3
 
 
 @hookimpl
 def prepare_connection(conn, database, datasette):
     # Datasette's time limit interrupts long queries between steps; one huge value is a single step.
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_SQL_LENGTH)
+    # Read pages through a memory map instead of a read() per page: a search that touches tens of thousands of
+    # rows of a large catalog runs about twice as fast. Address space only; the OS shares the pages.
+    conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
 
 
 @hookimpl
