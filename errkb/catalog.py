@@ -34,6 +34,7 @@ def open_db(root: Path) -> sqlite_utils.Database:
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA foreign_keys = ON")
+    db.execute("PRAGMA temp_store = MEMORY")  # the build's scratch tables (changes.scan): no temp file to write
     return db
 
 

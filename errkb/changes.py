@@ -37,7 +37,7 @@ def scan(conn: sqlite3.Connection, folder: Path) -> int:
     conn.execute("DROP TABLE IF EXISTS temp.todo")
     conn.execute("CREATE TEMP TABLE disk_files (slug TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER) WITHOUT ROWID")
     conn.execute("CREATE TEMP TABLE todo (seq INTEGER PRIMARY KEY, slug TEXT NOT NULL, known TEXT)")
-    conn.executemany("INSERT INTO disk_files (slug, size, mtime_ns) VALUES (?, ?, ?)", _stats(folder))
+    conn.executemany("INSERT INTO disk_files (slug, size, mtime_ns) VALUES (?, ?, ?)", sorted(_stats(folder)))  # in key order: appends
     trusted_before = _last_build_start(conn) - RACY_NS
     conn.execute(
         f"""INSERT INTO todo (slug, known)
