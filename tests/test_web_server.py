@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import httpx
 from web_support import REPO, SEED_SLUG, SEED_TRACEBACK, running_server
@@ -77,3 +78,26 @@ def test_a_busy_port_is_a_clear_error(tmp_path):
         )
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "--port" in result.stderr
+
+
+def test_with_a_catalog_built_serve_answers_at_once_and_updates_it_in_the_background(tmp_path):
+    shutil.copytree(REPO / "records", tmp_path / "records")
+    errkb = [sys.executable, "-m", "errkb.cli", "--root", str(tmp_path)]
+    subprocess.run(errkb + ["build"], check=True, capture_output=True, timeout=300)
+    # A broken file: the background build fails and says so; the server keeps the catalog as it was.
+    (tmp_path / "records" / "broken.json").write_text("{}", encoding="utf-8")
+    with running_server(tmp_path) as base, httpx.Client(base_url=base, timeout=30) as http:
+        assert http.get(f"/-/errkb/record/{SEED_SLUG}").status_code == 200
+        deadline = time.monotonic() + 120
+        log = tmp_path / "serve.log"
+        while "broken.json" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "error:" in log.read_text() and "broken.json" in log.read_text()
+        assert http.get(f"/-/errkb/record/{SEED_SLUG}").status_code == 200  # the catalog as it was
+    (tmp_path / "records" / "broken.json").unlink()
+    (tmp_path / "records" / "batchnorm-one-value-per-channel.json").unlink()
+    with running_server(tmp_path) as base, httpx.Client(base_url=base, timeout=30) as http:
+        deadline = time.monotonic() + 120
+        while http.get("/-/errkb/record/batchnorm-one-value-per-channel").status_code != 404:
+            assert time.monotonic() < deadline, "the background build did not remove the deleted record"
+            time.sleep(0.2)

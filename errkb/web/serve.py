@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -40,21 +42,26 @@ def make_datasette(db_path: Path):
 def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
     """Browse the catalog in Datasette: record pages, search, facets, paste a traceback.
 
-    Updates catalog.db from records/ first, then serves it read-only; later changes show as they commit.
+    Serves catalog.db read-only and brings it up to date from records/ (first, when there is none yet;
+    else in the background, pages answering from the last commit); later changes show as they commit.
     Outside a catalog folder (and without --root) it serves the catalog bundled with errkb.
     """
     from ..matching.command import catalog_root
 
     root = catalog_root(ctx)
-    try:
-        report = catalog.build(root)
-    except InvalidInput as exc:
-        for problem in exc.problems:
-            click.echo(f"error: {problem}", err=True)
-        sys.exit(1)
     db_path = root / DATABASE_FILE
-    if report.changed:
-        click.echo(f"updated {db_path}: {len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed")
+    # With a catalog already built, serve it at once and bring it up to date in a child process: a build checks
+    # every record file (seconds at 100,000 records), and pages answer from the last commit meanwhile (WAL).
+    background = db_path.exists() and _writable(root)
+    if not background:
+        try:
+            report = catalog.build(root)
+        except InvalidInput as exc:
+            for problem in exc.problems:
+                click.echo(f"error: {problem}", err=True)
+            sys.exit(1)
+        if report.changed:
+            click.echo(f"updated {db_path}: {len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed")
     if not is_loopback(host):
         click.echo(
             f"warning: --host {host} serves the catalog to other machines on the network, with no login; "
@@ -79,11 +86,20 @@ def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
     asyncio.run(ds.invoke_startup())
     url = f"http://{host}:{port}/"
     click.echo(f"errkb: serving {db_path} at {url} (read-only; changes from errkb add and build show as they commit)")
+    if background:
+        click.echo("errkb: updating it from records/ in the background (an invalid file is reported here; "
+                   "the catalog as it was stays served)", err=True)
+        subprocess.Popen([sys.executable, "-m", "errkb.cli", "--root", str(root), "build"], stdin=subprocess.DEVNULL)
     if open_browser:
         import webbrowser
 
         webbrowser.open(url)
     uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
+
+
+def _writable(root: Path) -> bool:
+    """Whether a build may write here (not, e.g., the catalog bundled inside a read-only installation)."""
+    return os.access(root, os.W_OK) and os.access(root / DATABASE_FILE, os.W_OK)
 
 
 def is_loopback(host: str) -> bool:
