@@ -159,7 +159,7 @@ def test_records_browser_filters_by_facet_values_and_tags(client, root):
 
 
 def test_search_facets_count_the_whole_match_or_say_what_they_count(client, root, monkeypatch):
-    from errkb.web import browse
+    from errkb.web import facets as sampled
 
     def tag_counts(html):
         facet = html[html.index('id="facet-_tag"'):]
@@ -173,7 +173,7 @@ def test_search_facets_count_the_whole_match_or_say_what_they_count(client, root
         "dataparallel" in json.loads(sqlite3.connect(root / "catalog.db").execute(
             "select tags from records where slug = ?", [slug]).fetchone()[0]) for slug in matches)
 
-    monkeypatch.setattr(browse, "FACET_SAMPLE", 1)
+    monkeypatch.setattr(sampled, "FACET_SAMPLE", 1)
     html = client.get("/-/errkb/records?q=DataParallel").text
     assert browse_rows(html) == matches  # the page itself is not cut
     assert f"Counts over the 1 most relevant of {len(matches)} matches." in html
@@ -186,6 +186,29 @@ def test_search_facets_count_the_whole_match_or_say_what_they_count(client, root
     assert len(tagged) > 1 and f"Counts over the first 1 of {len(tagged)} records, by name." in html
     assert tag_counts(html)["dataparallel"] == 1
     assert "Counts over" not in client.get("/-/errkb/records").text  # unfiltered: exact, from the indexes
+
+
+def test_table_facets_over_a_large_filtered_result_count_a_labelled_sample(client, monkeypatch):
+    from errkb.web import facets as sampled
+
+    def facet(html, name):
+        block = html[html.index(f'id="facet-{name}"'):]
+        return block[:block.index("</ul>")]
+
+    path = "/catalog/records?_search=DataParallel&_facet=errorClass&_facet_tags=tags"
+    exact = client.get(path).text
+    assert "errkb-facet-note" not in exact
+    rows = client.get(path.replace("/records?", "/records.json?") + "&_shape=objects").json()["rows"]
+    assert len(rows) > 1
+
+    monkeypatch.setattr(sampled, "FACET_SAMPLE", 1)
+    html = client.get(path).text
+    for name in ["errorClass", "tags"]:
+        assert f"counts over the first 1 of {len(rows)} rows" in facet(html, name)
+    # The sample is the first row of the result: its class counted once, nothing else.
+    counts = re.findall(r"</a> (\d+)</li>", facet(html, "errorClass"))
+    assert counts == ["1"]
+    assert "errkb-facet-note" not in client.get("/catalog/records?_facet=errorClass").text  # unfiltered: exact
 
 
 @pytest.mark.parametrize("q", ["", '"', '""', "((", "*", "NEAR(", "-"])

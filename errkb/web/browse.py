@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 
 from datasette.database import QueryInterrupted
 
+from . import facets as sampled
+
 PAGE_SIZE = 50
 FACET_SIZE = 12
-# A search's facets count its most relevant matches, at most this many: counting every match of a word found in
-# most of 100,000 records takes seconds (each count reads every matching row), the top of the ranking milliseconds.
-# Below this many matches the counts are exact; above it the page says what they count.
-FACET_SAMPLE = 2000
+# A search's facets count its most relevant matches, at most sampled.FACET_SAMPLE of them: counting every match of
+# a word found in most of 100,000 records takes seconds (each count reads every matching row), the top of the
+# ranking milliseconds. Below that many matches the counts are exact; above it the page says what they count.
 NEVER = "none"  # lastVerdict=none: records no reproduction has judged yet
 # Column filters and facets: URL parameter (the records table's column) -> the label a person reads.
 FACETS = {"lastVerdict": "verdict", "repo": "library", "errorClass": "class"}
@@ -100,7 +101,7 @@ async def records_page(db, request: Request) -> Page:
         if request.fts_query():
             order, total = await _ranked(db, request, offset + PAGE_SIZE + 1)
             rows = await _rows(db, select, order[offset:])
-            counted = order[:FACET_SAMPLE]
+            counted = order[:sampled.FACET_SAMPLE]
             sql_where, params = _among(counted)  # the ranking already holds the matches to count
             sample = len(counted) if total > len(counted) else None
         else:
@@ -108,11 +109,11 @@ async def records_page(db, request: Request) -> Page:
                 f"select {select} from records{sql_where} order by records.slug limit {PAGE_SIZE + 1} offset {offset}",
                 params)).rows]
             total = (await db.execute(f"select count(*) from records{sql_where}", params)).rows[0][0]
-            if sql_where and total > FACET_SAMPLE:  # unfiltered, the facets read the indexes alone and stay exact
+            if sql_where and total > sampled.FACET_SAMPLE:  # unfiltered, the facets read the indexes alone and stay exact
                 first = await db.execute(
-                    f"select records.rowid from records{sql_where} order by records.slug limit {FACET_SAMPLE}", params)
+                    f"select records.rowid from records{sql_where} order by records.slug limit {sampled.FACET_SAMPLE}", params)
                 sql_where, params = _among([row[0] for row in first.rows])
-                sample = FACET_SAMPLE
+                sample = sampled.FACET_SAMPLE
     except QueryInterrupted:
         return Page([], 0, [], has_verified_on, False, timed_out=True)
     for row in rows:
@@ -127,7 +128,7 @@ def _among(rowids: list[int]) -> tuple[str, dict]:
 
 
 async def _ranked(db, request: Request, wanted: int) -> tuple[list[int], int]:
-    """The rowids of a search's matches, most relevant first (at least FACET_SAMPLE of them, and as many as the page
+    """The rowids of a search's matches, most relevant first (at least sampled.FACET_SAMPLE of them, and as many as the page
     needs), and how many records match.
 
     FTS5 ranks inside the index (`rank MATCH`, `ORDER BY rank`) and no row is read from `records`: ranking through
@@ -138,7 +139,7 @@ async def _ranked(db, request: Request, wanted: int) -> tuple[list[int], int]:
     within = f" and rowid in (select records.rowid from records{filter_where})" if filter_where else ""
     ranked = await db.execute(
         f"select rowid from records_fts where records_fts match :fts and rank match :rank{within} "
-        f"order by rank limit {max(wanted, FACET_SAMPLE)}",
+        f"order by rank limit {max(wanted, sampled.FACET_SAMPLE)}",
         params,
     )
     total = (await db.execute(f"select count(*) from records_fts where records_fts match :fts{within}", params)).rows[0][0]

@@ -11,12 +11,14 @@ import sqlite3
 from pathlib import Path
 
 from datasette import hookimpl
+from datasette.facets import ColumnFacet
 from datasette.views.base import DatasetteError
 from datasette.utils.asgi import Response, asgi_static
 from jinja2 import ChoiceLoader, FileSystemLoader
 from markupsafe import Markup
 
 from . import matching, metadata, present, queries, urls, views
+from .facets import SampledColumnFacet
 from .tags import TagsFacet, tag_filter
 
 HERE = Path(__file__).parent
@@ -115,7 +117,8 @@ def handle_exception(datasette, request, exception):
 @hookimpl
 def prepare_jinja2_environment(env, datasette):
     # A plugin that is a module, not a package, gets no automatic templates/ folder: add ours.
-    env.loader = ChoiceLoader([env.loader, FileSystemLoader(str(TEMPLATES))])
+    # Ours first: _facet_results.html adds the sample note to Datasette's own; the rest have names of their own.
+    env.loader = ChoiceLoader([FileSystemLoader(str(TEMPLATES)), env.loader])
     env.filters["errkb_prose"] = present.prose
     env.filters["errkb_inline"] = present.inline
 
@@ -129,6 +132,12 @@ def get_metadata(datasette, key, database, table):
 @hookimpl
 def register_facet_classes():
     return [TagsFacet]
+
+
+@hookimpl(wrapper=True, specname="register_facet_classes")
+def sample_large_column_facets():
+    """Datasette's column facet, swapped for one that samples large filtered results of records (facets.py)."""
+    return [[SampledColumnFacet if cls is ColumnFacet else cls for cls in classes] for classes in (yield)]
 
 
 @hookimpl

@@ -17,6 +17,8 @@ from datasette.facets import Facet
 from datasette.filters import FilterArguments
 from datasette.utils import path_with_added_args, path_with_removed_args
 
+from .facets import counted_sql, label
+
 PARAM = "_tag"
 FACET_SQL = """
 select tag as value, count(*) as count from record_tags
@@ -54,10 +56,11 @@ class TagsFacet(Facet):
             column = item["config"].get("column") or item["config"]["simple"]
             if self.table != "records" or column != "tags":
                 continue
+            counted, params, sample = await counted_sql(self)
             sql = FACET_SQL if WHERE.search(self.sql) else UNFILTERED_SQL
             try:
                 rows = await self.ds.execute(
-                    self.database, sql.format(sql=self.sql, limit=int(size) + 1), self.params,
+                    self.database, sql.format(sql=counted, limit=int(size) + 1), params,
                     truncate=False, custom_time_limit=self.ds.setting("facet_time_limit_ms"),
                 )
             except QueryInterrupted:
@@ -81,4 +84,4 @@ class TagsFacet(Facet):
                 "toggle_url": self.ds.urls.path(path_with_removed_args(self.request, {"_facet_tags": column})),
                 "truncated": len(rows) > size,
             })
-        return results, timed_out
+        return await label(self, results, sample if results else None), timed_out
