@@ -3,7 +3,7 @@ five outputs. On the GPU the out-of-range target is caught inside the nll_loss k
 assert; the kernel launch itself succeeds, and the failure is reported by the next CUDA call that checks
 for errors: here torch.cuda.synchronize() (in a training loop usually loss.item() or loss.backward()).
 C10_CUDA_CHECK builds the message in c10_cuda_check_implementation (c10/cuda/CUDAException.cpp) and raises
-"CUDA error: device-side assert triggered" (torch.AcceleratorError since 2.8, RuntimeError before) with the
+"CUDA error: device-side assert triggered" (torch.AcceleratorError in recent releases, RuntimeError up to 2.7) with the
 caller's source location, c10::cuda::device_synchronize in c10/cuda/CUDAFunctions.cpp (releases up to
 2.9 reported CUDAException.cpp instead). On the CPU the same mistake raises a readable IndexError, which is
 another record (cross-entropy-target-out-of-bounds). GPU-only: NEEDS one CUDA device, every stage is

@@ -2,7 +2,7 @@
 local_rank from a launcher, 'cuda:1' hard-coded) and runs on a machine with fewer GPUs, or with
 CUDA_VISIBLE_DEVICES limiting what the process sees. torch.cuda.set_device passes the index to
 c10::cuda::set_device, whose C10_CUDA_CHECK gets cudaErrorInvalidDevice from cudaSetDevice and raises
-"CUDA error: invalid device ordinal" (torch.AcceleratorError since 2.8, RuntimeError before), reported at
+"CUDA error: invalid device ordinal" (torch.AcceleratorError in recent releases, RuntimeError up to 2.7), reported at
 set_device in c10/cuda/CUDAFunctions.cpp (releases up to 2.9 reported c10_cuda_check_implementation in
 CUDAException.cpp). The trigger asks for the index one past the last visible GPU, so it fails on any
 machine with at least one GPU. GPU-only: NEEDS one CUDA device, every stage is skipped without one. Not
