@@ -40,9 +40,9 @@ def test_json_output_best_first(root):
 
 
 def test_no_match_is_an_empty_list_and_exit_status_1(root):
-    result = run(root, "--json", PASTES / "negative--cuda-oom-bare-old.txt")
+    result = run(root, "--json", PASTES / "negative--module-not-found.txt")
     assert (result.exit_code, json.loads(result.output)) == (1, [])
-    result = run(root, PASTES / "negative--cuda-oom-bare-old.txt")
+    result = run(root, PASTES / "negative--module-not-found.txt")
     assert result.exit_code == 1 and result.output.startswith("no match:")
 
 
