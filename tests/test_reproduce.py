@@ -341,3 +341,11 @@ def test_the_table_for_people_shows_what_was_proven(seeded):
         "ValueError at hanlp/components/taggers/tagger.py:37, hanlp 2.1.5" in result.stdout
     )
     assert "1 run(s): 1 verified; ok" in result.stdout
+
+
+def test_only_runs_that_reached_an_environment_leave_a_result_file(planted):
+    root = planted[0]
+    written = {path.name for path in (root / "verifications").iterdir()}
+    assert {"does-nothing", "wrong-class", "needs-cuda-build"} <= written  # judged in (or skipped by) this environment
+    # Problems of the files themselves, the same anywhere: reported, never kept as an environment's result.
+    assert not written & {"broken", "needs-not-literal", "no-reproduction", "unknown-library"}

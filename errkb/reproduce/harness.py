@@ -111,6 +111,9 @@ class Result:
     drift: str | None = None
     record_hash: str | None = None
     reproduction_hash: str | None = None
+    # The run ended before any environment mattered (the record or its reproduction invalid or missing, the library
+    # unknown): a fact about the files, not a result of an environment, so no result file is written for it.
+    authoring_problem: bool = False
 
     @property
     def variant(self) -> str | None:
@@ -203,6 +206,7 @@ class _Run:
         self.drift = None
         self.torch: dict | None = None
         self.hashes: tuple[str | None, str | None] = (None, None)
+        self.files_read = False  # the record, its reproduction's contract and its library are known
 
     def go(self, threads: int | None, cuda_lock) -> Result:
         record_file = store.record_path(self.root, self.slug)
@@ -231,6 +235,7 @@ class _Run:
             return self.end(NOT_REPRODUCED, f"unknown library: no installed package is known for repo {record.repo!r} "
                                             f"(add it to LIBRARIES in errkb/reproduce/libraries.py)")
         needs = contract.needs
+        self.files_read = True
         self.packages = {name: self.environment.version(name) for name in needs.packages}
         if self.environment.problem:
             return self.end(SKIPPED, self.environment.problem)
@@ -342,6 +347,7 @@ class _Run:
                 {key: getattr(record, key) for key in ("repo", "errorClass", "messagePattern", "filePath", "lineNumber")}
                 if record else {}
             ),
+            authoring_problem=not self.files_read,
             stages=self.stages,
             claims=self.claims,
             drift=self.drift,

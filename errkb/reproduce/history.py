@@ -22,6 +22,6 @@ def keep(db: sqlite_utils.Database, root: Path, result, write_file: bool = True)
     return the file."""
     verification = verifications.from_result(result)
     with catalog_lock(root):
-        path = verifications.write(root, verification) if write_file else None
+        path = verifications.write(root, verification) if write_file and not result.authoring_problem else None
         runs.store_result(db, root, verification, path)
     return path
