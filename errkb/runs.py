@@ -261,7 +261,7 @@ def last_run(root: Path, slug: str) -> dict | None:
 
 
 REPRODUCED = ("verified", "fix-failed", "claim-failed")  # the documented error happened; the claims are another matter
-DRIFT_LINE = re.compile(r"raise line (\d+)")
+DRIFT_LINE = re.compile(r"raise (?:line (\d+)|site moved to (\S+))")
 
 
 def _label(run: dict) -> str:
@@ -302,9 +302,10 @@ def matrix_summary(runs: list[dict], line_number: int | None) -> str | None:
     for run in reproduced:
         found = DRIFT_LINE.search(run.get("drift") or "")
         if found and line_number is not None:
-            moved.setdefault(found.group(1), []).append(_label(run))
-    for line, labels in moved.items():
-        parts.append(f"raise line {line_number} → {line} in {_joined(sorted(labels, key=lambda l: _version_key(l.split(' ')[-1])))}")
+            to = f"raise line {line_number} → {found.group(1)}" if found.group(1) else f"raise site moved to {found.group(2)}"
+            moved.setdefault(to, []).append(_label(run))
+    for to, labels in moved.items():
+        parts.append(f"{to} in {_joined(labels)}")
     skipped = [r for r in runs if r["verdict"] == "skipped"]
     gpu_reasons = sorted({r["reason"] for r in skipped if "CUDA device" in (r.get("reason") or "")})
     other = [r for r in skipped if r.get("reason") not in gpu_reasons]

@@ -302,3 +302,38 @@ def test_runner_keeps_the_stack_that_emitted_a_warning(tmp_path):
     assert result["outcome"] == "raised" and result["variant"] == "named before raising"
     assert result["exception"]["mro"] == ["KeyError", "LookupError", "Exception", "BaseException"]
     assert result["exception"]["message"] == "'k'" and result["exception"]["frames"][-1][2] == "fix"
+
+
+def _mat1_record():
+    import json
+
+    from conftest import REPO
+
+    return Envelope.model_validate(json.loads(
+        (REPO / "records" / "mat1-and-mat2-shapes-cannot-be-multiplied.json").read_text())).record
+
+
+def _addmm_error(where: str) -> dict:
+    message = f"addmm: mat1 and mat2 shapes cannot be multiplied (64x3136 and 784x10)\nException raised from addmm at {where}"
+    return {"class": "RuntimeError", "mro": ["RuntimeError", "Exception"], "message": message, "frames": []}
+
+
+@pytest.mark.parametrize("commit, moved_is_drift", [
+    ("0" * 40, True),  # another release than the record cites: a moved file is drift
+    ("cf30153c4c131c8164ee7798e5022d810682e2cb", False),  # the cited commit itself: the file must match
+    (None, False),  # a build that does not say its commit: the file must match
+])
+def test_a_raise_site_in_another_file_is_drift_only_in_another_release(commit, moved_is_drift):
+    record = _mat1_record()
+    torch = Library("pytorch/pytorch", "torch", "torch", "/site-packages/torch", "2.16.0", commit)
+    moved = compare.observe_exception(_addmm_error("/__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebraUtils.h:47"), record, torch)
+    assert (moved.problems == []) == moved_is_drift
+    if moved_is_drift:
+        assert compare.drift(moved, record, torch) == (
+            "raise site moved to aten/src/ATen/native/LinearAlgebraUtils.h:47 (addmm) in installed torch 2.16.0, "
+            "record says aten/src/ATen/native/LinearAlgebra.cpp:194")
+    else:
+        assert moved.problems == ["raise site: expected aten/src/ATen/native/LinearAlgebra.cpp, "
+                                  "got /__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebraUtils.h:47"]
+    same_file = compare.observe_exception(_addmm_error("/__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:194"), record, torch)
+    assert same_file.problems == [] and compare.drift(same_file, record, torch) is None

@@ -201,14 +201,17 @@ def test_matrix_summary_names_releases_in_order_and_groups_skips_by_reason():
         _summary_run("2.9.1", "skipped", "needs a CPU build of torch, found a CUDA 12.8 build"),
         _summary_run("1.13.1", "skipped", "needs a CPU build of torch, found a CUDA 11.7 build"),
         _summary_run("2.1.2", "wrong-error", "class: expected TypeError, got RuntimeError"),
+        _summary_run("2.16.0", "verified", drift="raise site moved to aten/src/ATen/native/Utils.h:47 (addmm) in installed "
+                                                 "torch 2.16.0, record says aten/src/ATen/native/LinearAlgebra.cpp:38"),
     ]
     summary = matrix_summary(runs, 38)
     assert summary.split("; ") == [
-        "reproduces on torch 2.5.1, 2.13.0, 2.15.0 (CPU)",
+        "reproduces on torch 2.5.1, 2.13.0, 2.15.0, 2.16.0 (CPU)",
         "not on torch 2.1.2 (wrong-error)",
         "every claim held in each",
         "raise line 38 → 36 in torch 2.5.1",
         "raise line 38 → 40 in torch 2.15.0",
+        "raise site moved to aten/src/ATen/native/Utils.h:47 in torch 2.16.0",
         "skipped on torch 1.13.1, 2.9.1 (needs a CPU build of torch)",
         "GPU: never run",
     ]

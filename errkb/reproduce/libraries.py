@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .probe import location_of, version_of
+from .probe import location_of, torch_build, version_of
 
 # record repo -> (top-level import package, distribution name for its version, or None for the standard library)
 LIBRARIES: dict[str, tuple[str, str | None]] = {
@@ -22,6 +22,7 @@ class Library:
     distribution: str | None
     location: str | None  # real path of the installed package folder (or single-module file); None: not installed
     version: str | None
+    commit: str | None = None  # the source commit of the installed build, where the package says (torch does)
 
     @property
     def installed(self) -> bool:
@@ -48,13 +49,14 @@ def resolve(repo: str, probed: dict | None = None) -> Library | None:
     if repo not in LIBRARIES:
         return None
     package, distribution = LIBRARIES[repo]
-    if probed is not None:
-        location = (probed.get("locations") or {}).get(package)
-        version = (probed.get("packages") or {}).get(distribution) if distribution else None
-    else:
-        location = location_of(package)
-        version = version_of(distribution) if distribution else None
-    return Library(repo, package, distribution, location, version)
+    if probed is None:
+        probed = {"locations": {package: location_of(package)}, "packages": {distribution: version_of(distribution)}}
+        if package == "torch":
+            torch_build(probed)
+    location = (probed.get("locations") or {}).get(package)
+    version = (probed.get("packages") or {}).get(distribution) if distribution else None
+    commit = probed.get("torch_git_version") if package == "torch" else None
+    return Library(repo, package, distribution, location, version, commit)
 
 
 def probe_items(extra_distributions=()) -> list[str]:
