@@ -204,5 +204,6 @@ def test_old_torch_releases_get_what_their_users_had_beside_them():
 
     assert era_constraints([Requirement("torch==2.1.2")], {}) == {"numpy": "<2", "packaging": ""}
     assert era_constraints([Requirement("torch==1.13.1")], {"numpy": ">=1.20"}) == {"packaging": ""}
+    assert era_constraints([Requirement("torch==1.13.1")], {"numpy": ""}) == {"numpy": "<2", "packaging": ""}
     assert era_constraints([Requirement("torch==2.5.1")], {}) == {}
     assert era_constraints([Requirement("hanlp==2.1.5")], {}) == {}

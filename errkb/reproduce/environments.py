@@ -72,7 +72,7 @@ def era_constraints(wanted: list[Requirement], others: dict[str, str]) -> dict[s
             release = Version(next(iter(requirement.specifier)).version)
             if release < Version("2.3"):
                 era = {"numpy": "<2", "packaging": ""}
-                return {name: spec for name, spec in era.items() if name not in others}
+                return {name: spec for name, spec in era.items() if not others.get(name)}  # "": any version
     return {}
 
 
