@@ -14,7 +14,7 @@ an output layer sized to cover the labels; locating the bad value by running the
 (the error names the target). The record's exampleFix and validationCode run from its text.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 1, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=2.9"}, "cuda_devices": 1, "timeout_s": 60}
 SOLUTIONS = {1: "labels_from_zero", 2: "head_covers_labels", 3: "locate_on_cpu"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 

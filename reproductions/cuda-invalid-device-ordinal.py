@@ -13,7 +13,7 @@ CUDA_VISIBLE_DEVICES when a process starts, so that it addresses that GPU as cud
 process started with the variable set). The record's exampleFix and validationCode run from its text.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 1, "timeout_s": 120}
+NEEDS = {"packages": {"torch": ">=2.9"}, "cuda_devices": 1, "timeout_s": 120}
 SOLUTIONS = {1: "index_that_exists", 2: "select_with_visible_devices"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 
@@ -59,8 +59,10 @@ print((x @ x.T).sum().item())
 
 def select_with_visible_devices():
     """Pick the physical GPU when the process starts; inside it, that GPU is cuda:0."""
-    physical = torch.cuda.device_count() - 1  # the last GPU of this machine
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(physical))
+    # The last GPU this process sees, named as the parent names it (it may itself run with CUDA_VISIBLE_DEVICES).
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    physical = visible.split(",")[torch.cuda.device_count() - 1].strip() if visible else str(torch.cuda.device_count() - 1)
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES=physical)
     done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "83.0"

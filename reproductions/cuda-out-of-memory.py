@@ -11,7 +11,7 @@ change), and the same forward pass under torch.no_grad() for inference (the outp
 finite); the record's exampleFix and tryCatchPattern run from its text.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 1, "timeout_s": 120}
+NEEDS = {"packages": {"torch": ">=2.5"}, "cuda_devices": 1, "timeout_s": 120}
 SOLUTIONS = {1: "micro_batches_with_accumulation", 2: "no_grad_for_inference"}
 CODE = {"exampleFix": "example_fix", "tryCatchPattern": "try_catch"}
 
