@@ -87,10 +87,11 @@ def test_add_killed_after_the_temp_file_appears(seeded_root, tmp_path):
     path = write_input(tmp_path, "late", record_with({"slug": "killed-late"}))
     died = subprocess.run([sys.executable, "-c", KILL_AT_RENAME, "--root", str(seeded_root), "add", str(path)], capture_output=True)
     assert died.returncode == -signal.SIGKILL
-    assert [p.name for p in (seeded_root / "records").iterdir() if p.name.endswith(".tmp")]  # the dead writer's file
+    scratch = seeded_root / "records" / ".tmp"
+    assert [p.name for p in scratch.iterdir() if p.name.endswith(".tmp")]  # the dead writer's file
     assert not (seeded_root / "records" / "killed-late.json").exists()
     result = run_cli("validate", seeded_root / "records", root=seeded_root)  # any next command tidies up
-    assert not [p.name for p in (seeded_root / "records").iterdir() if p.name.startswith(".")]
+    assert not scratch.exists()  # the temp file and its scratch folder are gone
     assert run_cli("add", path, root=seeded_root).exit_code == 0
     assert_whole(seeded_root)
     assert "1 file(s) checked" in result.stdout
