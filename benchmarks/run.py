@@ -223,7 +223,9 @@ def one_round(source: Path, work: Path, count: int, pages: int) -> dict:
 
     paste = work / "paste.txt"
     paste.write_text(paste_for(envelope["record"]), encoding="utf-8")
-    first = measure.run([*ERRKB, "--root", str(root), "match", str(paste)])
+    # --min-score 0: the generated wording is drawn from a shared vocabulary, so the matcher may call a message
+    # generic and score it under the default threshold; what is timed here is the lookup, checked by the slug.
+    first = measure.run([*ERRKB, "--root", str(root), "match", "--min-score", "0", "--limit", "1", str(paste)])
     if envelope["record"]["slug"] not in first.output:
         raise SystemExit(f"first match missed {envelope['record']['slug']}: {first.output[-2000:]}")
     results.update(first_match=first.seconds, first_match_cpu=first.cpu_seconds, first_match_rss=first.peak_rss_mib)
