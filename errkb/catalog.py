@@ -164,8 +164,8 @@ def build(root: Path, full: bool = False) -> BuildReport:
                 changes.ensure_tables(db.conn)
             else:
                 ensure_schema(db)
-            report = BuildReport(unchanged=changes.scan(db.conn, folder))
-            report.removed = changes.removed(db.conn)
+            unchanged, removed = changes.scan(db.conn, folder)
+            report = BuildReport(unchanged=unchanged, removed=removed)
             delete_records(db, report.removed)
             changes.forget(db.conn, report.removed)
             writer = _Writer(db, bulk=fresh)
