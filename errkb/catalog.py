@@ -34,7 +34,6 @@ def open_db(root: Path) -> sqlite_utils.Database:
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA foreign_keys = ON")
-    db.execute("PRAGMA temp_store = MEMORY")  # the build's scratch tables (changes.scan): no temp file to write
     return db
 
 
@@ -164,8 +163,8 @@ def build(root: Path, full: bool = False) -> BuildReport:
                 changes.ensure_tables(db.conn)
             else:
                 ensure_schema(db)
-            unchanged, removed = changes.scan(db.conn, folder)
-            report = BuildReport(unchanged=unchanged, removed=removed)
+            report = BuildReport(unchanged=changes.scan(db.conn, folder))
+            report.removed = changes.removed(db.conn)
             delete_records(db, report.removed)
             changes.forget(db.conn, report.removed)
             writer = _Writer(db, bulk=fresh)

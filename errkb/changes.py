@@ -28,35 +28,28 @@ def ensure_tables(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-def scan(conn: sqlite3.Connection, folder: Path) -> tuple[int, list[str]]:
-    """Stat every record file and queue in temp.todo the ones to read, in file order.
+def scan(conn: sqlite3.Connection, folder: Path) -> int:
+    """Stat every record file into temp.disk_files and queue in temp.todo the ones to read, in file order.
 
-    Returns how many files were skipped on their size and mtime alone, and the slugs in the catalog whose file is
-    gone. The comparison runs in Python over what the last build remembered: at 100,000 files a scratch table and
-    a three-way join cost more than the stat calls themselves.
+    Returns how many files were skipped on their size and mtime alone.
     """
+    conn.execute("DROP TABLE IF EXISTS temp.disk_files")
     conn.execute("DROP TABLE IF EXISTS temp.todo")
+    conn.execute("CREATE TEMP TABLE disk_files (slug TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER) WITHOUT ROWID")
     conn.execute("CREATE TEMP TABLE todo (seq INTEGER PRIMARY KEY, slug TEXT NOT NULL, known TEXT)")
-    remembered = {slug: (size, mtime_ns) for slug, size, mtime_ns in conn.execute(f"SELECT slug, size, mtime_ns FROM {TABLE}")}
-    indexed = {slug for (slug,) in conn.execute("SELECT slug FROM records")}
+    conn.executemany("INSERT INTO disk_files (slug, size, mtime_ns) VALUES (?, ?, ?)", _stats(folder))
     trusted_before = _last_build_start(conn) - RACY_NS
-    on_disk = sorted(_stats(folder))
-    todo = [
-        slug for slug, size, mtime_ns in on_disk
-        if slug not in indexed or remembered.get(slug) != (size, mtime_ns) or mtime_ns >= trusted_before
-    ]
-    known = _content_hashes(conn, [slug for slug in todo if slug in indexed])
-    conn.executemany("INSERT INTO todo (slug, known) VALUES (?, ?)", ((slug, known.get(slug)) for slug in todo))
-    disk = {slug for slug, _, _ in on_disk}
-    return len(on_disk) - len(todo), sorted(indexed - disk)
-
-
-def _content_hashes(conn: sqlite3.Connection, slugs: list[str]) -> dict[str, str]:
-    found = {}
-    for start in range(0, len(slugs), 500):
-        part = slugs[start : start + 500]
-        found.update(conn.execute(f"SELECT slug, contentHash FROM records WHERE slug IN ({', '.join('?' * len(part))})", part))
-    return found
+    conn.execute(
+        f"""INSERT INTO todo (slug, known)
+        SELECT d.slug, r.contentHash FROM disk_files d
+        LEFT JOIN records r ON r.slug = d.slug
+        LEFT JOIN {TABLE} f ON f.slug = d.slug
+        WHERE r.slug IS NULL OR f.slug IS NULL OR f.size != d.size OR f.mtime_ns != d.mtime_ns OR f.mtime_ns >= ?
+        ORDER BY d.slug""",
+        [trusted_before],
+    )
+    total = conn.execute("SELECT count(*) FROM disk_files").fetchone()[0]
+    return total - conn.execute("SELECT count(*) FROM todo").fetchone()[0]
 
 
 def _stats(folder: Path):
@@ -76,6 +69,11 @@ def todo_batches(conn: sqlite3.Connection, size: int):
             return
         last = rows[-1][0]
         yield [(slug, known) for _, slug, known in rows]
+
+
+def removed(conn: sqlite3.Connection) -> list[str]:
+    """Slugs in the catalog whose file is gone."""
+    return [row[0] for row in conn.execute("SELECT slug FROM records WHERE slug NOT IN (SELECT slug FROM disk_files) ORDER BY slug")]
 
 
 def remember(conn: sqlite3.Connection, stats: list[tuple[str, int, int]]) -> int:
@@ -102,6 +100,7 @@ def finish(conn: sqlite3.Connection, started_ns: int, wrote: bool) -> None:
         conn.execute(
             f"INSERT OR REPLACE INTO {INFO_TABLE} (key, value) VALUES ('started_ns', ?)", [str(started_ns)]
         )
+    conn.execute("DROP TABLE IF EXISTS temp.disk_files")
     conn.execute("DROP TABLE IF EXISTS temp.todo")
 
 
