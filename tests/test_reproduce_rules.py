@@ -305,12 +305,11 @@ def test_runner_keeps_the_stack_that_emitted_a_warning(tmp_path):
 
 
 def _mat1_record():
-    import json
-
     from conftest import REPO
 
-    return Envelope.model_validate(json.loads(
-        (REPO / "records" / "mat1-and-mat2-shapes-cannot-be-multiplied.json").read_text())).record
+    from errkb.validate import load_envelope
+
+    return load_envelope(REPO / "records" / "mat1-and-mat2-shapes-cannot-be-multiplied.json").record
 
 
 def _addmm_error(where: str) -> dict:

@@ -50,7 +50,8 @@ def resolve(repo: str, probed: dict | None = None) -> Library | None:
         return None
     package, distribution = LIBRARIES[repo]
     if probed is None:
-        probed = {"locations": {package: location_of(package)}, "packages": {distribution: version_of(distribution)}}
+        probed = {"locations": {package: location_of(package)},
+                  "packages": {distribution: version_of(distribution)} if distribution else {}}
         if package == "torch":
             torch_build(probed)
     location = (probed.get("locations") or {}).get(package)

@@ -16,9 +16,6 @@ from . import facets as sampled
 
 PAGE_SIZE = 50
 FACET_SIZE = 12
-# A search's facets count its most relevant matches, at most sampled.FACET_SAMPLE of them: counting every match of
-# a word found in most of 100,000 records takes seconds (each count reads every matching row), the top of the
-# ranking milliseconds. Below that many matches the counts are exact; above it the page says what they count.
 NEVER = "none"  # lastVerdict=none: records no reproduction has judged yet
 # Column filters and facets: URL parameter (the records table's column) -> the label a person reads.
 FACETS = {"lastVerdict": "verdict", "repo": "library", "errorClass": "class"}
@@ -101,8 +98,10 @@ async def records_page(db, request: Request) -> Page:
         if request.fts_query():
             order, total = await _ranked(db, request, offset + PAGE_SIZE + 1)
             rows = await _rows(db, select, order[offset:])
+            # The facets count the most relevant matches, at most sampled.FACET_SAMPLE: counting every match of a
+            # word found in most of 100,000 records reads every matching row (seconds); the ranking holds the top.
             counted = order[:sampled.FACET_SAMPLE]
-            sql_where, params = _among(counted)  # the ranking already holds the matches to count
+            sql_where, params = _among(counted)
             sample = len(counted) if total > len(counted) else None
         else:
             rows = [dict(row) for row in (await db.execute(
