@@ -12,9 +12,9 @@ each paste of the chosen split, and prints:
 - for each family that has a record, the share of its pastes answered with it;
 - the families without a record, most frequent first (what to write next).
 
-    python benchmarks/demand.py                       # the tune split
-    python benchmarks/demand.py --split held-out      # never used to tune the matcher or choose wording
-    python benchmarks/demand.py --split all --json
+    python benchmarks/demand.py                       # the held-out third: never used to tune or choose wording
+    python benchmarks/demand.py --split tune          # also lists the pastes answered wrongly or missed
+    python benchmarks/demand.py --split all --json    # all 306; its families without a record are the demand rank
     PYTHONPATH=/path/to/main python benchmarks/demand.py --root /path/to/main   # another checkout's records
 
 The held-out split is for reporting only: tune on `tune`, look at `held-out` when a change is done. Which
@@ -36,6 +36,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 if not any(Path(entry, "errkb").is_dir() for entry in sys.path[1:] if entry):
     sys.path.insert(0, str(REPO))
+
+from errkb import paste  # noqa: E402
+from errkb.catalog import build  # noqa: E402
+from errkb.matching.api import match  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "demand"
 SPLITS = {"tune": "tune.jsonl", "held-out": "held-out.jsonl"}
@@ -101,8 +105,6 @@ def entries_of(name: str, data: Path = DATA) -> list[dict]:
 
 def build_catalog(source: Path, into: Path) -> Path:
     """A catalog at `into` built from source/records/ (and source/verifications/, the observed wordings)."""
-    from errkb.catalog import build
-
     for folder in ("records", "verifications"):
         if (source / folder).is_dir():
             shutil.copytree(source / folder, into / folder)
@@ -112,9 +114,6 @@ def build_catalog(source: Path, into: Path) -> Path:
 
 def answer(text: str, root: Path):
     """What `errkb match` answers for a paste: the best record's slug, or None ("no match")."""
-    from errkb import paste
-    from errkb.matching.api import match
-
     found = match(paste.clip(text).text, root=root, limit=1)
     return found[0].slug if found else None
 
@@ -190,7 +189,7 @@ def report(result: dict, split_name: str, top: int) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=[*SPLITS, "all"], default="tune", help="which pastes (default: tune)")
+    parser.add_argument("--split", choices=[*SPLITS, "all"], default="held-out", help="which pastes (default: held-out)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--root", type=Path, default=REPO, help="checkout whose records/ form the catalog (default: this one)")
     parser.add_argument("--data", type=Path, default=DATA, help=argparse.SUPPRESS)
