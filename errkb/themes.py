@@ -2,17 +2,22 @@
 
 A record belongs to every theme one of its tags names; most belong to one or two. The themes are data kept
 here, beside the tag vocabulary, not a field of the record schema: a new record joins its themes through the
-tags it already carries, and a new tag joins a theme by a word added below. The browser, the home page and
-the Datasette records table count and filter themes through the indexed record_tags table (`count_sql`,
-`filter_sql`), so the cost grows like the tag facet's.
+tags it already carries, and a new tag joins a theme by a word added below.
+
+The build writes each record's themes into catalog.db's `record_themes` (slug, theme), indexed by theme, so
+the browser, the home page and the Datasette records table count and filter themes like a column, at any size
+(reading them off record_tags on each request took over a second at 100,000 records). When THEMES changes, the
+next build rewrites the table (`fingerprint`, kept in build_info).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Iterable
 
 PARAM = "_theme"  # ?_theme=checkpoints; repeated: records of any of the themes
+TABLE = "record_themes"
 
 # name -> (label, tags). Order: how the themes are listed when their counts tie.
 THEMES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -46,7 +51,7 @@ THEMES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 def label(theme: str) -> str:
-    return THEMES[theme][0]
+    return THEMES[theme][0] if theme in THEMES else theme
 
 
 def of(tags: Iterable[str]) -> list[str]:
@@ -55,31 +60,28 @@ def of(tags: Iterable[str]) -> list[str]:
     return [name for name, (_, words) in THEMES.items() if carried.intersection(words)]
 
 
-def tags_of(themes: Iterable[str]) -> list[str]:
-    """Every tag of these themes, once each; an unknown theme has none."""
-    return list(dict.fromkeys(tag for name in themes if name in THEMES for tag in THEMES[name][1]))
-
-
 def pairs_json() -> str:
-    """[[tag, theme], ...] as JSON: the SQL below reads it with json_each (one parameter, no SQL built from data)."""
+    """[[tag, theme], ...] as JSON, for FILL_SQL (one parameter: no SQL is built from the data)."""
     return json.dumps([[tag, name] for name, (_, words) in THEMES.items() for tag in words])
 
 
-# Records per theme, of the records whose slugs `{among}` selects (empty: all). {param}: pairs_json().
-COUNT_SQL = """
-with theme_tags(tag, theme) as (
-  select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(:{param})
-)
-select theme_tags.theme as value, count(distinct record_tags.slug) as count
-from theme_tags join record_tags on record_tags.tag = theme_tags.tag {among}
-group by theme_tags.theme
+def fingerprint() -> str:
+    """Changes when THEMES does: the build then rewrites record_themes."""
+    return hashlib.sha256(pairs_json().encode()).hexdigest()[:16]
+
+
+# Every record's themes from its tags, into an empty record_themes. :pairs is pairs_json().
+FILL_SQL = f"""
+insert or ignore into {TABLE} (slug, theme)
+select record_tags.slug, json_extract(pairs.value, '$[1]')
+from record_tags join json_each(:pairs) as pairs on record_tags.tag = json_extract(pairs.value, '$[0]')
 """
 
 
-def count_sql(param: str, slugs_sql: str | None = None) -> str:
-    """COUNT_SQL over the records whose slug `slugs_sql` selects (None: every record). Order with `ordered`."""
-    among = f"where record_tags.slug in ({slugs_sql})" if slugs_sql else ""
-    return COUNT_SQL.format(param=param, among=among)
+def count_sql(slugs_sql: str | None = None) -> str:
+    """Records per theme (value, count), of the records whose slug `slugs_sql` selects (None: every record)."""
+    among = f" where slug in ({slugs_sql})" if slugs_sql else ""
+    return f"select theme as value, count(*) as count from {TABLE}{among} group by theme"
 
 
 def ordered(rows: Iterable) -> list[dict]:
@@ -90,5 +92,5 @@ def ordered(rows: Iterable) -> list[dict]:
 
 
 def filter_sql(column: str, param: str) -> str:
-    """A condition: `column` (a slug) is a record of the themes whose tags, as a JSON list, are in :param."""
-    return f"{column} in (select slug from record_tags where tag in (select value from json_each(:{param})))"
+    """A condition: `column` (a slug) is a record of one of the themes listed, as JSON, in :param."""
+    return f"{column} in (select slug from {TABLE} where theme in (select value from json_each(:{param})))"

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import sqlite3
 from collections import Counter
 
 import pytest
 from web_support import Client, make_root
 
-from conftest import REPO
-from errkb import themes
+from conftest import REPO, tree_digest
+from errkb import catalog, themes
 from errkb.web.serve import make_datasette
 
 THEME = "checkpoints"
@@ -31,15 +33,16 @@ def expected_counts(root) -> Counter:
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     root = make_root(tmp_path_factory.mktemp("catalog"), runs=False)
-    # A record whose tags name no theme: counted by no theme, found by none.
-    path = root / "records" / "mat1-and-mat2-shapes-cannot-be-multiplied.json"
-    envelope = json.loads(path.read_text(encoding="utf-8"))
-    envelope["record"]["tags"] = ["pytorch", "cnn"]
-    path.write_text(json.dumps(envelope, indent=2), encoding="utf-8")
-    from errkb import catalog
-
+    retag(root, "mat1-and-mat2-shapes-cannot-be-multiplied", ["pytorch", "cnn"])  # no theme: counted by none
     catalog.build(root)
     return root
+
+
+@pytest.fixture
+def catalog_root(tmp_path):
+    shutil.copytree(REPO / "records", tmp_path / "records")
+    retag(tmp_path, "mat1-and-mat2-shapes-cannot-be-multiplied", ["pytorch", "cnn"])
+    return tmp_path
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +57,9 @@ def test_every_record_of_the_catalog_has_a_theme():
     assert lost == [], f"records whose tags name no theme (add a tag to a theme in errkb/themes.py): {lost}"
 
 
-def test_themes_of_tags_and_tags_of_themes():
+def test_themes_of_tags():
     assert themes.of(["pytorch", "state-dict", "ddp"]) == ["devices-and-distributed", "checkpoints"]
     assert themes.of(["pytorch", "cnn"]) == []
-    assert "state-dict" in themes.tags_of([THEME]) and themes.tags_of(["no-such-theme"]) == []
     words = [tag for _, tags in themes.THEMES.values() for tag in tags]
     assert len(words) == len(set(words)), "a tag names one theme"
 
@@ -94,3 +96,63 @@ def test_records_table_has_a_theme_facet_and_filter(client, root):
     selected = {item["value"]: item for item in data["facet_results"]["theme"]["results"]}
     assert selected[THEME]["selected"] and f"_theme={THEME}" not in selected[THEME]["toggle_url"]
     assert "about checkpoints and weights" in client.get(f"/catalog/records?_theme={THEME}").text
+
+
+def stored(root) -> dict[str, list[str]]:
+    with sqlite3.connect(root / "catalog.db") as conn:
+        rows = conn.execute(f"select slug, theme from {themes.TABLE} order by slug, theme").fetchall()
+    found: dict[str, list[str]] = {}
+    for slug, theme in rows:
+        found.setdefault(slug, []).append(theme)
+    return found
+
+
+def derived(root) -> dict[str, list[str]]:
+    return {slug: sorted(themes.of(tags)) for slug, tags in record_tags(root).items() if themes.of(tags)}
+
+
+def retag(root, slug: str, tags: list[str]) -> None:
+    path = root / "records" / f"{slug}.json"
+    envelope = json.loads(path.read_text(encoding="utf-8"))
+    envelope["record"]["tags"] = tags
+    path.write_text(json.dumps(envelope, indent=2), encoding="utf-8")
+
+
+def test_build_keeps_record_themes_in_step_with_tags_and_with_the_themes(catalog_root, monkeypatch):
+    root = catalog_root
+    catalog.build(root)
+    assert stored(root) == derived(root)
+    retag(root, "cuda-out-of-memory", ["pytorch", "autograd"])  # an edited record moves
+    (root / "records" / "view-size-not-compatible-with-stride.json").unlink()  # a deleted one leaves
+    catalog.build(root)
+    assert stored(root) == derived(root) and stored(root)["cuda-out-of-memory"] == ["autograd"]
+    assert "view-size-not-compatible-with-stride" not in stored(root)
+    before = tree_digest(root)
+    catalog.build(root)  # nothing changed: nothing written
+    assert tree_digest(root) == before
+    # The themes change (a tag joins another theme): the next build rewrites every record's themes.
+    changed = dict(themes.THEMES)
+    label, words = changed["data-loading"]
+    changed["data-loading"] = (label, words + ("cnn",))
+    monkeypatch.setattr(themes, "THEMES", changed)
+    catalog.build(root)
+    assert "data-loading" in stored(root)["mat1-and-mat2-shapes-cannot-be-multiplied"]
+    assert stored(root) == derived(root)
+
+
+def test_a_catalog_built_before_themes_gets_them_on_the_next_build(catalog_root):
+    root = catalog_root
+    catalog.build(root)
+    with sqlite3.connect(root / "catalog.db") as conn:
+        conn.execute(f"drop table {themes.TABLE}")
+        conn.execute("delete from build_info where key = 'themes'")
+    client = Client(make_datasette(root / "catalog.db"))
+    try:  # served as it is: no theme facet, no record of a theme, no error
+        assert client.get(f"/-/errkb/records?_theme={THEME}").status_code == 200
+        data = client.get(f"/catalog/records.json?_shape=objects&_theme={THEME}&_facet_theme=tags").json()
+        assert data["rows"] == [] and "theme" not in data["facet_results"]
+        assert client.get("/").status_code == 200
+    finally:
+        client.close()
+    catalog.build(root)
+    assert stored(root) == derived(root)

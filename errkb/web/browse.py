@@ -14,6 +14,7 @@ from datasette.database import QueryInterrupted
 
 from .. import themes
 from . import facets as sampled
+from .themes import has_themes
 
 PAGE_SIZE = 50
 FACET_SIZE = 12
@@ -86,12 +87,14 @@ def where(request: Request, search: bool = True) -> tuple[str, dict]:
         clauses.append(f"records.slug in (select slug from record_tags where tag = :tag_{i})")
         params[f"tag_{i}"] = tag
     if request.themes:
-        clauses.append(themes.filter_sql("records.slug", "theme_tags"))
-        params["theme_tags"] = json.dumps(themes.tags_of(request.themes))
+        clauses.append(themes.filter_sql("records.slug", "themes"))
+        params["themes"] = json.dumps(request.themes)
     return (" where " + " and ".join(clauses)) if clauses else "", params
 
 
 async def records_page(db, request: Request) -> Page:
+    if request.themes and not await has_themes(db):  # a catalog built before themes: no record is of one yet
+        return Page([], 0, [], False, False)
     sql_where, params = where(request)
     columns = set(await db.table_columns("records"))
     has_verified_on = "verifiedOn" in columns
@@ -178,10 +181,8 @@ async def facets(db, request: Request, sql_where: str, params: dict) -> list[dic
             label_text = "never verified" if row["value"] is None and column == "lastVerdict" else value
             values.append({"value": value, "label": label_text, "count": row["count"], "selected": value in selected})
         found.append({"param": column, "label": label, "values": values})
-    rows = await _facet_rows(  # themes: from the tag index too (errkb/themes.py)
-        db, themes.count_sql("theme_pairs", f"select records.slug from records{sql_where}" if sql_where else None),
-        {**params, "theme_pairs": themes.pairs_json()},
-    )
+    rows = await _facet_rows(db, themes.count_sql(f"select records.slug from records{sql_where}" if sql_where else None), params) \
+        if await has_themes(db) else []
     found.insert(2, {  # after verdict and library
         "param": themes.PARAM, "label": "theme",
         "values": [{**theme, "selected": theme["value"] in request.themes} for theme in themes.ordered(rows)],
@@ -229,7 +230,7 @@ async def home_numbers(db) -> dict:
         "where slug in (select slug from reproduction_runs where verdict = 'verified' order by started_at desc "
         "limit 100) and lastVerifiedAt is not null order by lastVerifiedAt desc, slug limit 5"
     )
-    by_theme = await _facet_rows(db, themes.count_sql("theme_pairs"), {"theme_pairs": themes.pairs_json()})
+    by_theme = await _facet_rows(db, themes.count_sql(), {}) if await has_themes(db) else []
     return {
         "total": total,
         "by_verdict": [

@@ -151,7 +151,7 @@ def filters_from_request(request, database, table, datasette):
 @hookimpl(specname="filters_from_request")
 def theme_filters_from_request(request, database, table, datasette):
     if table == "records" and database in queries.known_catalogs(datasette):
-        return theme_filter(request)
+        return theme_filter(request, datasette.get_database(database))  # a coroutine: Datasette awaits it
     return None
 
 
