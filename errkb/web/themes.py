@@ -67,7 +67,7 @@ class ThemeFacet(Facet):
                 })
             results.append({
                 "name": "theme",
-                "type": "theme",
+                "type": "tags",  # shown as "theme (tags)": read off the records' tags
                 "results": values,
                 "hideable": item["source"] != "metadata",
                 "toggle_url": self.ds.urls.path(path_with_removed_args(self.request, {"_facet_theme": column})),
