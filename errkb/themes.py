@@ -45,7 +45,11 @@ THEMES: dict[str, tuple[str, tuple[str, ...]]] = {
     )),
     "autograd": ("autograd", (
         "autograd", "backward", "requires-grad", "retain-graph", "inplace", "detach", "gradient", "gradients",
-        "grad", "gradient-checkpointing", "optimizer",
+        "grad", "gradient-checkpointing",
+    )),
+    "modules-and-training": ("modules, parameters and the training loop", (
+        "nn-module", "module", "module-list", "forward", "parameters", "optimizer", "scheduler", "lr-scheduler",
+        "hooks", "trainer", "training-loop",
     )),
 }
 
