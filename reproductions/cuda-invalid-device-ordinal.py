@@ -2,9 +2,9 @@
 local_rank from a launcher, 'cuda:1' hard-coded) and runs on a machine with fewer GPUs, or with
 CUDA_VISIBLE_DEVICES limiting what the process sees. torch.cuda.set_device passes the index to
 c10::cuda::set_device, whose C10_CUDA_CHECK gets cudaErrorInvalidDevice from cudaSetDevice and raises "CUDA
-error: invalid device ordinal" (torch.AcceleratorError in recent releases, RuntimeError up to 2.7), reported
-at set_device in c10/cuda/CUDAFunctions.cpp (releases up to 2.9 reported c10_cuda_check_implementation in
-CUDAException.cpp). The trigger asks for the index one past the last visible GPU, so it fails on any machine
+error: invalid device ordinal" (torch.AcceleratorError in recent releases, RuntimeError before pytorch/pytorch#152023),
+reported at set_device in c10/cuda/CUDAFunctions.cpp (before pytorch/pytorch#162808 at
+c10_cuda_check_implementation in CUDAException.cpp). The trigger asks for the index one past the last visible GPU, so it fails on any machine
 with at least one GPU. GPU-only: NEEDS one CUDA device, every stage is skipped without one. Not run on a GPU
 when written (no GPU was available): the stages were run once on the CPU in a scratch copy, with
 torch.cuda's device functions faked and tensors on the CPU, to catch Python errors only. Demonstrations:
