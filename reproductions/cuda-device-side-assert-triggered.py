@@ -31,8 +31,7 @@ WORDINGS = [
      "source": "pytorch/pytorch#21825", "match": "pattern"},
     {"text": "/pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:106: cunn_SpatialClassNLLCriterion_updateOutput_kernel: "
              "block: [4,0,0], thread: [614,0,0] Assertion `t >= 0 && t < n_classes` failed.",
-     "source": "cfzd/Ultra-Fast-Lane-Detection#94", "match": "none",
-     "why": "the kernel's assertion line is not the error message; it names no value"},
+     "source": "cfzd/Ultra-Fast-Lane-Detection#94", "match": "matcher"},
 ]
 PROVENANCE = {"checked": "upstream-copy", "repo": "pytorch/pytorch", "commit": "68e217b9e71fcecbd34d831dd3e3e5a4ea9028fd",
               "path": "c10/cuda/CUDAFunctions.cpp", "line": 143, "offset": 0}

@@ -21,7 +21,8 @@ WORDINGS = [
     {"text": "TypeError: can't convert CUDA tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
      "source": "iMoonLab/PVRNet#3", "match": "pattern"},
 ]
-PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
+PROVENANCE = {"checked": "unverified", "why": "GPU-only, every result skipped; the 2.13.0 CPU build reports line 141 "
+              "for the same check on a meta tensor (run by hand with TORCH_SHOW_CPP_STACKTRACES=1, not a committed result)"}
 
 import numpy as np
 
