@@ -27,10 +27,12 @@ WORDINGS = [
      "source": "pytorch/pytorch#5299", "match": "pattern"},
     {"text": "RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at "
              "c:\\new-builder_3\\win-wheel\\pytorch\\aten\\src\\thnn\\generic/ClassNLLCriterion.c:93",
-     "source": "xiaojunxu/SQLNet#41", "match": "pattern"},
+     "source": "xiaojunxu/SQLNet#41", "match": "none",
+     "why": "the old THNN assertion names no target value and shares no word with the current wording"},
     {"text": "/pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:106: cunn_SpatialClassNLLCriterion_updateOutput_kernel: "
              "block: [4,0,0], thread: [614,0,0] Assertion `t >= 0 && t < n_classes` failed.",
-     "source": "cfzd/Ultra-Fast-Lane-Detection#94", "match": "pattern"},
+     "source": "cfzd/Ultra-Fast-Lane-Detection#94", "match": "none",
+     "why": "a CUDA kernel assertion: it prints no target value, and cuda-device-side-assert-triggered covers it"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
