@@ -10,18 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import Record
-from .compare import CLAIM_FAILED, FIX_FAILED, VERIFIED, Observed, judge_fix, observe_exception
-from .contract import Claim
+from .compare import CLAIM_FAILED, FIX_FAILED, VERIFIED, Observed, judge_fix, observe_exception, quote
+from .contract import GUARDS, Claim
 from .errkb_record import is_config
 from .libraries import Library
-
-GUARDS = ("validationCode", "typeGuard")
 
 
 @dataclass
 class ClaimVerdict:
     verdict: str
     reason: str
+    failure: str | None = None  # how a failed claim is named in the run's headline, when not by its label
 
 
 def judge(claim: Claim, result: dict, record: Record, library: Library, documented: Observed,
@@ -89,3 +88,30 @@ def _try_catch(claim: Claim, result: dict, entries: list[dict], record: Record, 
     if seen.problems:
         return ClaimVerdict(CLAIM_FAILED, f"tryCatchPattern caught the wrong error: {'; '.join(seen.problems)}")
     return ClaimVerdict(VERIFIED, f"tryCatchPattern caught the real {seen.cls} raised at {seen.site} and recovered")
+
+
+def judge_valid_inputs(field: str, valid: dict[str, str], result: dict, record: Record, library: Library) -> ClaimVerdict:
+    """The negative controls of one guard: it must pass every valid situation VALID declares."""
+    entries = {e.get("valid"): e for e in result.get("executed") or [] if e.get("field") == field and e.get("valid")}
+    for name in valid:
+        entry = entries.get(name)
+        if entry is None or entry.get("outcome") == "passed":
+            continue
+        failure = f"{field} rejects a valid input ({name})"
+        if not entry.get("examples"):
+            return ClaimVerdict(CLAIM_FAILED, f"VALID[{name!r}] gave no situation to check", failure)
+        exc = entry.get("exception")
+        how = "flagged" if entry.get("outcome") == "flagged" else "crashed on"
+        said = f" with {exc.get('class')}: {quote(exc.get('message') or '')}" if exc else (
+            f" ({entry['expr']} was false)" if entry.get("expr") else "")
+        count = f" ({entry.get('failures')} of {entry['examples']} situations rejected)" if entry["examples"] > 1 else ""
+        return ClaimVerdict(CLAIM_FAILED, f"it {how} {entry.get('input') or 'the situation'}{said}{count}", failure)
+    exc = result.get("exception")
+    if exc is not None:
+        seen = observe_exception(exc, record, library)
+        return ClaimVerdict(CLAIM_FAILED, f"{field}: its valid inputs could not be checked: {seen.summary()}")
+    missing = [name for name in valid if name not in entries]
+    if missing:
+        return ClaimVerdict(CLAIM_FAILED, f"{field} was not run on the valid input(s) {', '.join(missing)}")
+    checked = sum(entries[name].get("examples") or 0 for name in valid)
+    return ClaimVerdict(VERIFIED, f"passed all {checked} valid situation(s) ({', '.join(valid)})")

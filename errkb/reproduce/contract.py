@@ -5,9 +5,15 @@
     CODE = {"exampleFix": "example_fix", "validationCode": "guard"}  # record code field -> the stage that runs it
     def trigger(): ...        # raises the documented error (or emits the documented warning) inside the library
     def single_device(): ...  # applies exactly solution 1 to the trigger's situation and asserts it works
+    VALID = {"ignore-index-default": "valid_ignore_index"}   # negative controls: every guard must pass these
+    GUARD_CALL = {"typeGuard": "is_valid_lengths(lengths)"}   # the call that decides a predicate-defining guard
+    def valid_ignore_index(): ...  # returns the names a guard sees: a dict, a list of dicts, or a Hypothesis
+                                   # strategy of dicts
 
 Each demonstration and each code stage runs in a fresh process of its own; a code stage executes the record's
-own text through the `errkb_record` module the runner provides (see errkb_record.py).
+own text through the `errkb_record` module the runner provides (see errkb_record.py). The valid inputs run in a
+stage of their own: every guard of the record (validationCode, typeGuard) on every namespace VALID declares.
+docs/record-brief.md describes the whole contract.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ TORCH_BUILDS = ("cpu", "cuda")
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MEMORY_GB = 8.0  # each stage's memory limit (isolate.py, sandbox.py) unless NEEDS["memory_gb"] says more
 CODE_FIELDS = ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern")
+GUARDS = ("validationCode", "typeGuard")  # code fields that decide whether a situation is safe
+LITERALS = ("NEEDS", "SOLUTIONS", "CODE", "VALID", "GUARD_CALL")
+MAX_VALID_NAME = 80
 
 
 class ContractError(ValueError):
@@ -56,6 +65,8 @@ class Claim:
 class Contract:
     needs: Needs
     claims: tuple[Claim, ...]
+    valid: dict[str, str] = field(default_factory=dict)  # name of a valid situation -> function returning its names
+    guard_call: dict[str, str] = field(default_factory=dict)  # guard field -> expression whose value decides
 
     @property
     def solution_count(self) -> int:
@@ -71,7 +82,8 @@ def read_needs(path: Path) -> Needs:
 
 
 def read_contract(path: Path) -> Contract:
-    """Parse `NEEDS`, `SOLUTIONS` and `CODE` (literals) and check every function they name exists, importing nothing."""
+    """Parse the contract's literals (NEEDS, SOLUTIONS, CODE, VALID, GUARD_CALL) and check every function they name
+    exists, importing nothing."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
@@ -82,7 +94,7 @@ def read_contract(path: Path) -> Contract:
             functions.add(node.name)
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         for target in targets:
-            if isinstance(target, ast.Name) and target.id in ("NEEDS", "SOLUTIONS", "CODE"):
+            if isinstance(target, ast.Name) and target.id in LITERALS:
                 literals[target.id] = node.value
     if "trigger" not in functions:
         raise ContractError("no top-level def trigger()")
@@ -95,10 +107,15 @@ def read_contract(path: Path) -> Contract:
         *solution_claims(_literal(literals["SOLUTIONS"], "SOLUTIONS")),
         *code_claims(_literal(literals["CODE"], "CODE") if "CODE" in literals else {}),
     ]
+    valid = valid_from_value(_literal(literals["VALID"], "VALID")) if "VALID" in literals else {}
+    guard_call = guard_call_from_value(_literal(literals["GUARD_CALL"], "GUARD_CALL")) if "GUARD_CALL" in literals else {}
     missing = sorted({claim.function for claim in claims} - functions)
     if missing:
         raise ContractError(f"no top-level def {', '.join(name + '()' for name in missing)} (named in SOLUTIONS/CODE)")
-    return Contract(needs, tuple(claims))
+    missing = sorted(set(valid.values()) - functions)
+    if missing:
+        raise ContractError(f"no top-level def {', '.join(name + '()' for name in missing)} (named in VALID)")
+    return Contract(needs, tuple(claims), valid, guard_call)
 
 
 def _literal(node: ast.AST, name: str):
@@ -130,8 +147,41 @@ def code_claims(value) -> list[Claim]:
     return [Claim(name, None, value[name]) for name in CODE_FIELDS if name in value]
 
 
+def valid_from_value(value) -> dict[str, str]:
+    if not isinstance(value, dict) or not value:
+        raise ContractError('VALID must be a non-empty dict {"name of a valid situation": "function name"}')
+    for name, function in value.items():
+        if not isinstance(name, str) or not name.strip() or len(name) > MAX_VALID_NAME or not name.isprintable():
+            raise ContractError(f"VALID key {name!r} must be a short name (one line, at most {MAX_VALID_NAME} characters)")
+        if not isinstance(function, str) or not function.isidentifier():
+            raise ContractError(f"VALID[{name!r}] must be a function name, found {function!r}")
+    return dict(value)
+
+
+def guard_call_from_value(value) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ContractError('GUARD_CALL must be a dict {"typeGuard": "predicate(names)"}')
+    for name, expr in value.items():
+        if name not in GUARDS:
+            raise ContractError(f"GUARD_CALL has unknown field {name!r}; expected some of {', '.join(GUARDS)}")
+        if not isinstance(expr, str):
+            raise ContractError(f"GUARD_CALL[{name!r}] must be an expression (a string), found {expr!r}")
+        try:
+            compile(expr, f"GUARD_CALL[{name!r}]", "eval")
+        except SyntaxError as exc:
+            raise ContractError(f"GUARD_CALL[{name!r}] is not a Python expression: {exc.msg}") from None
+    return dict(value)
+
+
+def record_guards(record) -> list[str]:
+    return [name for name in GUARDS if getattr(record, name, None)]
+
+
 def contract_problems(contract: Contract, record) -> list[str]:
-    """How the reproduction's claims disagree with what the record says (empty when every claim has its stage)."""
+    """How the reproduction's claims disagree with what the record says (empty when every claim has its stage).
+
+    These stop a run before any stage; `guard_gaps` are reported in the run's result instead.
+    """
     problems = []
     if contract.solution_count != len(record.solutions):
         problems.append(
@@ -143,7 +193,39 @@ def contract_problems(contract: Contract, record) -> list[str]:
         problems.append(f"the record has {name}, the reproduction does not run it (no CODE entry)")
     for name in sorted(contract.code_fields - present):
         problems.append(f"CODE runs {name}, but the record has none")
+    for name in sorted(set(contract.guard_call) - present):
+        problems.append(f"GUARD_CALL gives a call for {name}, but the record has none")
+    if contract.valid and not record_guards(record):
+        problems.append("VALID declares valid inputs, but the record has no validationCode or typeGuard to run on them")
     return problems
+
+
+def guard_gaps(contract: Contract, record) -> dict[str, str]:
+    """Guard field -> why its negative controls cannot run (no VALID; a predicate with no GUARD_CALL to decide it).
+
+    A gap fails that guard's claim and is written in the run's result; `errkb validate` reports it too.
+    """
+    gaps = {}
+    for name in record_guards(record):
+        if not contract.valid:
+            gaps[name] = (f"the record has {name}, the reproduction declares no valid inputs for it "
+                          f"(VALID = {{\"name\": \"function\"}}: the situations the guard must pass)")
+        elif name not in contract.guard_call and only_defines(getattr(record, name)):
+            gaps[name] = (f"{name} only defines functions, so running it decides nothing: "
+                          f"GUARD_CALL[{name!r}] must give the call that decides (e.g. \"is_valid(x)\")")
+    return gaps
+
+
+def only_defines(code: str) -> bool:
+    """The text defines functions or classes (and imports) but checks nothing when executed."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    inert = (*definitions, ast.Import, ast.ImportFrom)
+    statements = [node for node in body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]
+    return any(isinstance(node, definitions) for node in statements) and all(isinstance(node, inert) for node in statements)
 
 
 def needs_from_value(value) -> Needs:
