@@ -3,6 +3,8 @@ real Hypothesis) in a temporary catalog, each planted defect caught by its own c
 
 - VALID: a guard must pass every valid situation the reproduction declares (negative controls); one that flags a
   valid input, or crashes on one, fails its claim as `validationCode rejects a valid input (<name>)`.
+- CODE_NAMES / KEEP: a code field reads only the user's names its reproduction declares, a stage passes it only
+  those, and the fix leaves the user's objects listed in KEEP in place.
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ def guarded(validation_code: str) -> dict:
     return dict(GUARDED, validationCode=validation_code)
 
 
+GOOD_FIX = ("# before\npacked = pack_padded_sequence(padded, lengths, batch_first=True)\n"
+            "# after\nlengths = torch.as_tensor(lengths).reshape(-1)\npacked = pack_padded_sequence(padded, lengths, batch_first=True)")
+
+
+def fixed(example_fix: str) -> dict:
+    return dict(GUARDED, validationCode=None, exampleFix=example_fix)
+
+
 CASES = [
     Case("guard-holds", "guard_valid_inputs.py", GUARDED, "verified", "2 claim(s) held"),
     Case("guard-rejects-int32", "guard_valid_inputs.py",
@@ -42,6 +52,16 @@ CASES = [
          "claim-failed", "validationCode rejects a valid input (generated-batches): it flagged {lengths: Tensor(shape=(1,), dtype=torch.int64, values=[1])}"),
     Case("guard-without-valid", "guard_valid_inputs.py", GUARDED, "claim-failed",
          "validationCode: the record has validationCode, the reproduction declares no valid inputs for it"),
+    Case("fix-stands-alone", "example_fix_names.py", fixed(GOOD_FIX), "verified", "2 claim(s) held"),
+    Case("fix-reads-undeclared", "example_fix_names.py",
+         fixed(GOOD_FIX.replace("pack_padded_sequence(padded,", "pack_padded_sequence(checkpoint['padded'],")),
+         "claim-failed", "exampleFix: exampleFix reads checkpoint in its '# after' part, which it neither defines nor "
+                         "imports and CODE_NAMES['exampleFix'] does not declare"),
+    Case("fix-passed-undeclared", "example_fix_names.py", fixed(GOOD_FIX), "claim-failed",
+         "exampleFix: the stage passes exampleFix model, which CODE_NAMES['exampleFix'] does not declare"),
+    Case("fix-replaces-the-batch", "example_fix_names.py",
+         fixed(GOOD_FIX.replace("# after\n", "# after\npadded = torch.zeros(2, 3, 1)\n")),
+         "claim-failed", "exampleFix: exampleFix replaced the user's padded (KEEP)"),
 ]
 
 
@@ -58,6 +78,9 @@ def planted(tmp_path_factory):
     no_valid = root / "reproductions" / "guard-without-valid.py"
     text = no_valid.read_text(encoding="utf-8")
     no_valid.write_text(text.replace("\nVALID = {", "\nNOT_VALID = {", 1), encoding="utf-8")
+    passes_more = root / "reproductions" / "fix-passed-undeclared.py"
+    text = passes_more.read_text(encoding="utf-8")
+    passes_more.write_text(text.replace('"lengths": torch.tensor([[3], [2]])}', '"lengths": torch.tensor([[3], [2]]), "model": None}'), encoding="utf-8")
     code, results = reproduce_json(root, "--all", "-j", "2")
     return root, code, results
 
@@ -100,3 +123,11 @@ def test_a_guard_without_valid_inputs_is_written_in_the_result_file(planted):
     assert written["verdict"] == "claim-failed"
     assert any("declares no valid inputs" in problem for problem in written["contractProblems"])
     assert planted[2]["guard-holds"]["contract_problems"] == []
+
+
+def test_validate_names_the_file_and_field_of_an_undeclared_read(planted):
+    root = planted[0]
+    result = run_cli("validate", str(root / "records" / "fix-reads-undeclared.json"), root=root)
+    assert result.exit_code == 1
+    assert "fix-reads-undeclared.json: $.record.exampleFix: exampleFix reads checkpoint" in result.stderr
+    assert run_cli("validate", str(root / "records" / "fix-stands-alone.json"), root=root).exit_code == 0

@@ -15,6 +15,8 @@ from .contract import GUARDS, Claim
 from .errkb_record import is_config
 from .libraries import Library
 
+VIOLATIONS = ("refused", "replaced")  # errkb_record refused the names a stage passed, or the field replaced a KEEP one
+
 
 @dataclass
 class ClaimVerdict:
@@ -30,6 +32,9 @@ def judge(claim: Claim, result: dict, record: Record, library: Library, document
         reason = judged.reason.replace("fix()", f"{claim.function}()")
         return ClaimVerdict(judged.verdict if not judged.ok else VERIFIED, reason if not judged.ok else f"{claim.function}() completed")
     entries = [entry for entry in result.get("executed") or [] if entry.get("field") == claim.kind]
+    violation = next((entry for entry in entries if entry.get("outcome") in VIOLATIONS), None)
+    if violation:
+        return ClaimVerdict(CLAIM_FAILED, f"{claim.kind}: {(violation.get('exception') or {}).get('message')}")
     if claim.kind == "tryCatchPattern":
         return _try_catch(claim, result, entries, record, library)
     exc = result.get("exception")

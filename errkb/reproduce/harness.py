@@ -24,7 +24,7 @@ from . import claims as claim_rules
 from . import compare, isolate
 from .compare import CLAIM_FAILED, CRASHED, FIX_FAILED, NOT_REPRODUCED, SKIPPED, TIMEOUT, VERIFIED
 from .contract import (
-    CODE_FIELDS, GUARDS, Claim, Contract, ContractError, contract_problems, guard_gaps, missing_hardware, missing_packages,
+    CODE_FIELDS, GUARDS, Claim, Contract, ContractError, claim_gaps, contract_problems, missing_hardware, missing_packages,
     read_contract,
 )
 from .libraries import Library, probe_items, resolve
@@ -217,6 +217,7 @@ class _Run:
         self.torch: dict | None = None
         self.hashes: tuple[str | None, str | None] = (None, None)
         self.files_read = False  # the record, its reproduction's contract and its library are known
+        self.gaps: dict[str, str] = {}  # code field -> why its claim cannot hold as stated (contract.claim_gaps)
         self.contract_problems: list[str] = []
 
     def go(self, threads: int | None, cuda_lock) -> Result:
@@ -242,6 +243,8 @@ class _Run:
         problems = contract_problems(contract, record)
         if problems:
             return self.end(NOT_REPRODUCED, f"invalid reproduction {shown}: {'; '.join(problems)}")
+        self.gaps = claim_gaps(contract, record)
+        self.contract_problems = list(self.gaps.values())
         if self.library is None:
             return self.end(NOT_REPRODUCED, f"unknown library: no installed package is known for repo {record.repo!r} "
                                             f"(add it to LIBRARIES in errkb/reproduce/libraries.py)")
@@ -264,6 +267,7 @@ class _Run:
                 code_path.write_text(json.dumps({
                     "fields": {name: getattr(record, name) for name in CODE_FIELDS},
                     "valid": contract.valid, "guard_call": contract.guard_call,
+                    "code_names": contract.code_names, "keep": contract.keep,
                 }), encoding="utf-8")
                 return self.run_stages(path, contract, env, code_path)
 
@@ -289,6 +293,10 @@ class _Run:
             if run.result.get("exception"):
                 self.describe(stage, run.result, None)
         self.run_valid_inputs(path, contract, env, code_path)
+        for report in self.claims:  # a gap is the claim's first failure: the stage's own failure may follow from it
+            if report.kind in self.gaps:
+                stage = f" (and its stage: {report.reason})" if report.verdict != VERIFIED else ""
+                report.set(CLAIM_FAILED, self.gaps[report.kind] + stage)
         failed = next((claim for claim in self.claims if claim.verdict != VERIFIED), None)
         if failed:
             name = failed.failure or failed.label
@@ -298,18 +306,13 @@ class _Run:
     def run_valid_inputs(self, path: Path, contract: Contract, env: dict, code_path: Path) -> None:
         """The guards' negative controls, in a stage of their own: each guard must pass every valid situation."""
         guards = {report.kind: report for report in self.claims if report.kind in GUARDS}
-        gaps = guard_gaps(contract, self.record)
-        self.contract_problems = list(gaps.values())
-        for name, why in gaps.items():
-            if guards[name].verdict == VERIFIED:
-                guards[name].set(CLAIM_FAILED, why)
         if not contract.valid or not guards:
             return
         stage = StageReport("valid inputs", VALID_STAGE)
         self.stages.append(stage)
         run = self.run_stage(path, stage, contract.needs, env, code_path)
         for name, report in guards.items():
-            if report.verdict != VERIFIED or name in gaps:
+            if report.verdict != VERIFIED:
                 continue  # already failed, and its own stage says why
             if run.status != "completed":
                 verdict, reason = self.death(run, contract.needs)

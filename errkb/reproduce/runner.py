@@ -119,7 +119,8 @@ def load_module(path: str, name: str = "errkb_reproduction"):
 
 
 def read_record_code(code_path: str | None) -> dict:
-    """{"fields": the record's code texts, "valid": ..., "guard_call": ...} (or, older, the bare fields)."""
+    """{"fields": the record's code texts, "valid", "guard_call", "code_names", "keep": the contract's literals}
+    (or, older, the bare fields)."""
     if not code_path:
         return {"fields": {}}
     with open(code_path, encoding="utf-8") as handle:
@@ -131,7 +132,7 @@ def load_record_code(code: dict):
     """Provide `errkb_record` to the reproduction, holding the record's code fields."""
     module = load_module(os.path.join(os.path.dirname(os.path.abspath(__file__)), "errkb_record.py"), "errkb_record")
     module.describe = lambda exc: describe_exception(exc, "call")
-    module.load(code["fields"])
+    module.load(code["fields"], code.get("code_names"), code.get("keep"))
     return module
 
 
@@ -203,6 +204,8 @@ def check_valid_inputs(module, record, valid: dict, guard_call: dict) -> None:
 def _check_one(record, field: str, names: dict, expr: str | None) -> bool:
     try:
         passed = record.check(field, dict(names), expr=expr)
+    except record.ContractViolation:
+        raise  # the situation, not the guard, breaks the contract
     except Exception:
         passed = False  # the guard crashed on a valid input: its log entry says how
     if not passed:

@@ -4,6 +4,9 @@ NEEDS = {"packages": {"hanlp": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "unwrapped"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard", "tryCatchPattern": "try_catch"}
 VALID = {"unwrapped-model": "valid_unwrapped"}
+CODE_NAMES = {"exampleFix": ["tagger", "model", "nn", "net"], "validationCode": ["tagger", "model", "nn"],
+              "tryCatchPattern": ["tagger", "model", "nn"]}
+KEEP = ["model"]
 
 import errkb_record as record
 from hanlp.components.taggers.rnn_tagger import RNNTagger

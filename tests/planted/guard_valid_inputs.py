@@ -5,6 +5,7 @@ NEEDS = {"packages": {"torch": ">=2.1", "hypothesis": ""}, "cuda_devices": 0, "t
 SOLUTIONS = {1: "fix"}
 CODE = {"validationCode": "guard"}
 VALID = {"python-list": "valid_list", "int32-lengths": "valid_int32", "generated-batches": "valid_generated"}
+CODE_NAMES = {"validationCode": ["torch", "lengths"]}
 
 import errkb_record as record
 import torch
