@@ -21,7 +21,7 @@ KEEP = ["net"]
 VALID = {"per-sample-losses": "valid_per_sample", "sum-and-count": "valid_sum_and_count"}
 WORDINGS = [
     {"text": "Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze and "
-             "return a vector.", "source": "torch==2.13.0", "match": "pattern"},
+             "return a vector.", "source": "huggingface/trl#7018", "match": "pattern"},
 ]
 PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 

@@ -19,7 +19,9 @@ KEEP = ["model"]
 VALID = {"model-on-first-device": "valid_on_first_device"}
 WORDINGS = [
     {"text": "module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on "
-             "device: cpu", "source": "torch==2.13.0", "match": "pattern"},
+             "device: cpu", "source": "kennethwdk/MLCReID#5", "match": "pattern"},
+    {"text": "RuntimeError: module must have its parameters and buffers on device cuda:1 (device_ids[0]) but found "
+             "one of them on device: cpu", "source": "zhang-can/ECO-pytorch#51", "match": "pattern"},
 ]
 PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
