@@ -4,11 +4,14 @@ their reproductions' copies. The good literals pass; each planted defect is caug
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
+from web_support import Client
 
 from conftest import REPO, run_cli
+from errkb.web.serve import make_datasette
 
 TARGET = "cross-entropy-target-out-of-bounds"  # native: LossNLL.cpp, results for six torch releases
 BATCHNORM = "batchnorm-one-value-per-channel"  # Python: torch/nn/functional.py, as installed
@@ -130,3 +133,17 @@ def test_malformed_wordings_are_refused(tmp_path, wordings, message):
     code, errors = validate(catalog_with(tmp_path, literals))
     assert code == 1
     assert any("invalid reproduction reproductions/cross-entropy-target-out-of-bounds.py" in e and message in e for e in errors), errors
+
+
+def test_show_json_and_the_record_page_state_the_provenance(tmp_path):
+    root = catalog_with(tmp_path, GOOD)
+    shown = json.loads(run_cli("show", "--json", TARGET, root=root).stdout)
+    assert shown["provenance"]["checked"] == "native-build"
+    assert shown["provenanceSummary"] == (
+        "raise line as the torch 2.13.0 build reports it; excerpt from the upstream source at cf30153c4c (offset 0)")
+    assert run_cli("build", root=root).exit_code == 0
+    client = Client(make_datasette(root / "catalog.db"))
+    html = client.get(f"/-/errkb/record/{BATCHNORM}").text
+    assert "Excerpt provenance: excerpt identical to the installed torch 2.13.0 file" in html
+    (root / "reproductions" / f"{BATCHNORM}.py").unlink()
+    assert "Excerpt provenance: not stated" in client.get(f"/-/errkb/record/{BATCHNORM}").text

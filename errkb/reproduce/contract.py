@@ -452,3 +452,29 @@ def missing_packages(needs: Needs, versions: dict[str, str | None]) -> list[str]
         elif not SpecifierSet(spec).contains(version, prereleases=True):
             problems.append(f"needs {name}{spec}, found {version}")
     return problems
+
+
+def read_provenance(root: Path, slug: str) -> dict | None:
+    """The PROVENANCE of reproductions/<slug>.py under `root`; None when there is no reproduction, it does not
+    parse (errkb validate says why), or it states none."""
+    try:
+        return read_contract(root / "reproductions" / f"{slug}.py").provenance
+    except (ContractError, OSError):
+        return None
+
+
+def provenance_summary(provenance: dict | None) -> str:
+    """What the record's sourceCode and lineNumber were checked against, in words."""
+    if provenance is None:
+        return "not stated"
+    kind = provenance["checked"]
+    if kind == "installed":
+        return f"excerpt identical to the installed {provenance['dist']} {provenance['version']} file"
+    if kind == "native-build":
+        excerpt = (f"excerpt from the upstream source at {provenance['commit'][:10]} (offset {provenance['offset']})"
+                   if provenance["excerpt"] == "upstream-copy" else "excerpt not verified")
+        return f"raise line as the {provenance['dist']} {provenance['version']} build reports it; {excerpt}"
+    if kind == "upstream-copy":
+        return (f"checked against {provenance['repo']} {provenance['path']} at {provenance['commit'][:10]}, "
+                f"line {provenance['line']} (offset {provenance['offset']})")
+    return f"not verified: {provenance['why']}"

@@ -185,8 +185,10 @@ def situations_of(value, name: str, function: str) -> list[dict]:
 def check_valid_inputs(module, record, valid: dict, guard_call: dict) -> None:
     """Run every guard of the record on every valid situation; each guard must pass each one.
 
-    The log keeps one entry per (valid situation, guard): passed, or the rejection (flagged, or the guard's own
-    crash) with the input it rejected; for a Hypothesis strategy, the smallest input it shrank to.
+    A guard with a CODE_NAMES entry sees only the names it declares of each situation (two guards may read
+    different names of the same situation). The log keeps one entry per (valid situation, guard): passed, or the
+    rejection (flagged, or the guard's own crash) with the input it rejected; for a Hypothesis strategy, the
+    smallest input it shrank to.
     """
     guards = [field for field in GUARDS if field in record.FIELDS]
     for name, function in valid.items():
@@ -202,14 +204,14 @@ def check_valid_inputs(module, record, valid: dict, guard_call: dict) -> None:
 
 
 def _check_one(record, field: str, names: dict, expr: str | None) -> bool:
+    declared = record.NAMES.get(field)
+    seen = {key: value for key, value in names.items() if declared is None or key in declared}
     try:
-        passed = record.check(field, dict(names), expr=expr)
-    except record.ContractViolation:
-        raise  # the situation, not the guard, breaks the contract
+        passed = record.check(field, seen, expr=expr)
     except Exception:
         passed = False  # the guard crashed on a valid input: its log entry says how
     if not passed:
-        record.EXECUTED[-1]["input"] = describe_names(names)
+        record.EXECUTED[-1]["input"] = describe_names(seen)
     return passed
 
 
