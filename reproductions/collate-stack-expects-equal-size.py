@@ -8,7 +8,7 @@ from the lengths), and a dataset that pads or truncates every sample to one fixe
 exampleFix and validationCode run from its text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "pad_in_collate", 2: "fixed_length_samples"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["torch", "pad_sequence", "DataLoader", "dataset", "PAD"], "validationCode": ["samples"]}

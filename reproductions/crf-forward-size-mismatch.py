@@ -10,7 +10,7 @@ non-singleton dimension 1". trigger() runs an unpadded batch of 8 with 5 tags. T
 per-sequence log-likelihoods of brute-force enumeration of every tag path, padded sequences included; the
 record's exampleFix "after" recursion runs as the fix and gives the brute-force log-partition; the record's
 validationCode flags the simplified CRF on the trigger's batch and passes the fixed one. CPU only."""
-NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "pytorch_crf", 2: "hand_written_fixed"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["self", "emissions", "mask", "torch"],

@@ -13,7 +13,7 @@ lengths. The record's exampleFix "after" part runs on the trigger's batch; its v
 the trigger's lengths and pass the fixed ones.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "flat_cpu_tensor", 2: "python_list"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard", "typeGuard": "type_guard"}
 CODE_NAMES = {"exampleFix": ["batch", "pack_padded_sequence"], "validationCode": ["lengths"],

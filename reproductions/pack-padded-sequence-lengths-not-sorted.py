@@ -10,7 +10,7 @@ sequence alone. The record's exampleFix "after" part runs on the trigger's batch
 the trigger's call and passes the enforce_sorted=False one.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "enforce_sorted_false", 2: "sort_by_hand"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["x", "lengths", "lstm", "pack_padded_sequence", "pad_packed_sequence"],

@@ -11,7 +11,7 @@ including the short last one), drop_last=True for a model that really carries it
 validationCode run from its text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "state_per_batch", 2: "drop_last"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["nn", "torch", "VOCAB", "EMBED", "HIDDEN", "TAGS"], "validationCode": ["x", "hidden", "rnn"]}

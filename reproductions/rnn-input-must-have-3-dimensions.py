@@ -11,7 +11,7 @@ check that in 2.13 a (batch, features) tensor given without it is silently read 
 The record's exampleFix and validationCode run from its text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "one_vector_per_step", 2: "explicit_batch_dimension"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["x", "pack_padded_sequence", "lengths", "rnn"], "validationCode": ["x"]}

@@ -9,7 +9,7 @@ other common cause, a Conv1d front end whose (batch, channels, time) output reac
 validationCode run from its text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "derive_input_size", 2: "project_features", 3: "features_last"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["nn", "encoder", "HIDDEN"], "validationCode": ["x", "rnn"]}

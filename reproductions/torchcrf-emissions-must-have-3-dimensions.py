@@ -8,7 +8,7 @@ time-major one), decoding to the same path as the sentence decoded inside a batc
 batch dimension kept through the model: the ids sent as a (1, seq_len) batch, and token-level logits flattened to
 (batch * seq_len, num_tags) viewed back to (batch, seq_len, num_tags) for a training step (solution 2). The record's
 exampleFix "after" part and validationCode run from its own text. CPU only: a pure argument check."""
-NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "unsqueeze_emissions", 2: "keep_batch_dimension"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["tagger", "crf", "token_ids"], "validationCode": ["crf", "emissions"]}

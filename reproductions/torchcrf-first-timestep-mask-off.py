@@ -8,7 +8,7 @@ default CRF fed transposed tensors, which agrees with it (solution 2), and a lef
 back to right padding, which gives the right-padded likelihoods while the mask[:, 0] = True shortcut does not
 (solution 3). The record's exampleFix "after" part runs as the fix; its validationCode flags the trigger's
 CRF and batch and passes the batch_first CRF. All on CPU; the error is a pure argument check."""
-NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "batch_first", 2: "transpose", 3: "shift_left_padding"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["CRF", "num_tags", "emissions", "tags", "attention_mask"],
