@@ -130,7 +130,7 @@ def no_state():
 def example_fix():
     """The exampleFix's "after" init_hidden, called as the model would (self with num_layers and hidden_size)."""
     device, variant = _variant()
-    names = record.run("exampleFix", {"torch": torch}, section="after")
+    names = record.run("exampleFix", {}, section="after")
     owner = types.SimpleNamespace(num_layers=NUM_LAYERS, hidden_size=HIDDEN)
     model, x = _model_and_batch(device)
     state = names["init_hidden"](owner, x)
