@@ -174,3 +174,15 @@ def test_valid_inputs_are_checked_per_guard_and_a_generated_rejection_is_shrunk(
     finally:
         errkb_record.load({})
         errkb_record.EXECUTED.clear()
+
+
+def test_a_rejected_input_is_shown_without_the_names_the_guard_defined():
+    errkb_record.load({"validationCode": "bad = lengths[0] < 2\nassert not bad, 'too short'"})
+    module = SimpleNamespace(short=lambda: {"lengths": [1, 3]})
+    try:
+        runner.check_valid_inputs(module, errkb_record, {"short": "short"}, {})
+        (entry,) = errkb_record.EXECUTED
+        assert (entry["outcome"], entry["input"]) == ("flagged", "{lengths: [1, 3]}")
+    finally:
+        errkb_record.load({})
+        errkb_record.EXECUTED.clear()
