@@ -82,7 +82,7 @@ def source_lines(record: dict) -> list[dict]:
 
 
 def _is_current(run: dict) -> bool:
-    return bool(run.get("current")) if run.get("path") else True
+    return run.get("current") != 0  # None: a run kept without a file by a catalog older than the column
 
 
 def proof_context(datasette, database: str, record: dict, runs: list[dict]) -> dict:
