@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import catalog, listing, store
+from . import catalog, evidence, listing, store
 from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
@@ -140,13 +140,11 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     except InvalidInput as exc:
         fail(exc.problems)
     if as_json:
-        from .verifications import for_record
-
         try:
-            results = for_record(root, slug)
+            proof = evidence.of_record(root, slug)
         except InvalidInput as exc:
             fail(exc.problems)
-        click.echo(json.dumps({**envelope.record.model_dump(), "verifications": results}, indent=2, ensure_ascii=False))
+        click.echo(json.dumps({**envelope.record.model_dump(), **proof}, indent=2, ensure_ascii=False))
         return
     click.echo(render_record(envelope.record, verification(root, slug)))
 
