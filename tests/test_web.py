@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import html
 import json
 import re
 import sqlite3
@@ -344,6 +345,10 @@ def test_markup_in_a_record_renders_as_text(client):
     assert "&lt;img src=x onerror=alert(1)&gt;" in pages["record page"]
 
 
+def html_text(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
 def test_match_page_offers_a_form_with_a_csrf_token(client):
     html = client.get("/-/errkb/match").text
     assert "<textarea" in html and 'name="traceback"' in html
@@ -361,6 +366,20 @@ def test_match_page_puts_the_seed_first(client):
 def test_match_page_says_no_match_when_nothing_is_close(client):
     html = client.get("/-/errkb/match", params={"traceback": "KeyError: 'banana split with sprinkles'"}).text
     assert "No match" in html
+    link = re.search(r'class="errkb-search-link" href="([^"]+)"', html).group(1)
+    assert link == "/-/errkb/records?q=%27banana+split+with+sprinkles%27"  # the query goes with the link
+
+
+def test_match_page_leads_with_title_cause_and_the_first_fix(client, root):
+    page = client.get("/-/errkb/match", params={"traceback": SEED_TRACEBACK}).text
+    item = page.split('<li class="errkb-match">')[1].split("</details>")[0]
+    record = json.loads((root / "records" / f"{SEED_SLUG}.json").read_text())["record"]
+    title, cause, fix, more = (item.index(marker) for marker in
+                               ("errkb-match-title", "errkb-match-cause", "errkb-match-fix", "errkb-match-more"))
+    assert title < cause < fix < more, "the fix comes before the message and the reasons"
+    assert "DataParallel not supported when CRF is used</a>" in item
+    assert html_text(record["solutions"][0].split("`")[0]) in item
+    assert item.index(html_text(record["errorMessage"]), more) > more  # the message is in the collapsed part
 
 
 def test_a_failing_matcher_is_named_on_the_page(client, monkeypatch):

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from markupsafe import Markup, escape
 
+from ..hits import plain, short_title
 from . import urls
 
 LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
@@ -55,17 +56,29 @@ def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dic
     }
 
 
-def match_items(datasette, matches, rows: dict[str, dict]) -> list[dict]:
-    """What the match page lists for each match: the match, its record's summary row, a link."""
+def match_items(datasette, matches, rows: dict[str, dict], summaries: dict[str, dict] | None = None) -> list[dict]:
+    """What the match page lists for each match: the match, its record's summary row and fix-first summary
+    (errkb.hits: title, cause, first fix and its mark, where verified), a link."""
     items = []
     for match in matches:
         row = rows.get(match.slug)
         verdict = row["lastVerdict"] if row else None
+        summary = (summaries or {}).get(match.slug)
         items.append({
-            "match": match, "row": row, "url": urls.record(datasette, match.slug),
+            "match": match, "row": row, "url": urls.record(datasette, match.slug), "fix": summary,
+            "title": summary["title"] if summary else (short_title(row["errorMessage"]) if row else match.slug),
+            "message": plain(row["errorMessage"]) if row else "",
             "verdict": verdict, "tone": VERDICT_TONE.get(verdict, "muted") if verdict else "none",
         })
     return items
+
+
+def search_words(paste: str, limit: int = 200) -> str:
+    """What a "no match" page searches for: the paste's last line that reads like an error message."""
+    lines = [plain(line).strip() for line in paste.splitlines() if line.strip()]
+    errorish = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Warning)\b", line)] or lines[-1:]
+    text = errorish[-1] if errorish else ""
+    return text.split(": ", 1)[1][:limit] if ": " in text else text[:limit]
 
 
 def source_lines(record: dict) -> list[dict]:
