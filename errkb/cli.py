@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from . import catalog, evidence, listing, store
+from . import catalog, evidence, listing, search, store
+from .hits import short_title
 from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
@@ -176,6 +177,36 @@ def list_command(ctx: click.Context, tags: tuple[str, ...], verdict: str | None,
     for entry in entries:
         click.echo(f"{entry.slug:<{width}}  {entry.errorClass:<16} {entry.library:<22} {entry.verdict or 'never verified'}")
     click.echo(f"{len(entries)} record(s)", err=True)
+
+
+@cli.command(name="search")
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: query, notes, total and hits (slug, errorClass, library, lastVerdict, verifiedOn, tags, why).")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=1), help="Show at most N records.")
+@click.pass_context
+def search_command(ctx: click.Context, query: str, as_json: bool, limit: int) -> None:
+    """Search the records' messages, causes, fixes and tags; synonyms (OOM) and misspelt words are handled.
+
+    Each hit says why it matched. Exit status: 0 when a record matches, 1 when none does, 2 when there
+    is no catalog.
+    """
+    root = catalog_root(ctx)
+    try:
+        found, total, planned = search.run(root, query, limit)
+    except InvalidInput as exc:
+        fail(exc.problems)
+    if as_json:
+        click.echo(json.dumps({"query": query, "notes": planned.notes, "total": total,
+                               "hits": [hit.as_dict() for hit in found]}, indent=2, ensure_ascii=False))
+    else:
+        for note in planned.notes:
+            click.echo(f"note: {note}", err=True)
+        for i, hit in enumerate(found, 1):
+            click.echo(f"{i}. {short_title(hit.errorMessage)}   [{hit.slug}, {hit.lastVerdict or 'never verified'}]")
+            for why in hit.why:
+                click.echo(f"   {search.plain_marks(why)}")
+        click.echo(f"{total} record(s) match" + (f", {len(found)} shown" if total > len(found) else ""), err=True)
+    sys.exit(0 if found else 1)
 
 
 @cli.command()

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from markupsafe import Markup, escape
 
+from .. import search
 from ..hits import plain, short_title
 from . import urls
 
@@ -234,6 +235,12 @@ def prose(text: str | None) -> Markup:
         return Markup("")
     paragraphs = re.split(r"\n\s*\n", str(text).strip())
     return Markup("").join(Markup("<p>{}</p>").format(inline(p)) for p in paragraphs)
+
+
+def marked(text: str) -> Markup:
+    """A search snippet with its matched words in <mark> (escaped first: the text cannot add markup)."""
+    escaped = str(escape(plain(text)))
+    return Markup(escaped.replace(search.MARK_START, "<mark>").replace(search.MARK_END, "</mark>"))
 
 
 def inline(text: str) -> Markup:

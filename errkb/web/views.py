@@ -56,14 +56,16 @@ async def match_page(datasette, request):
 async def records_page(datasette, request):
     database = await _catalog(datasette, request)
     wanted = browse.Request.from_args(request.args)
-    page = await browse.records_page(datasette.get_database(database), wanted)
+    db = datasette.get_database(database)
+    await browse.plan_search(db, wanted)
+    page = await browse.records_page(db, wanted)
     for facet in page.facets:
         for value in facet["values"]:
             value["toggle_url"] = _toggled(request, facet["param"], value["value"])
     context = {
         "database": database, "want": wanted, "page": page,
         "record_urls": {row["slug"]: urls.record(datasette, row["slug"]) for row in page.rows},
-        "table_url": urls.records_table(datasette, database),
+        "table_url": urls.records_table(datasette, database, **({"_search": wanted.q} if wanted.q else {})),
         "browse_url": urls.records_table(datasette, database, browse=True),
         "verdict_tone": present.VERDICT_TONE,
         "next_url": _with_page(request, wanted.page + 1) if page.has_next else None,
