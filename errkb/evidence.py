@@ -48,7 +48,8 @@ def claim_label(claim: dict) -> str:
 
 
 def of_record(root: Path, slug: str) -> dict:
-    """lastVerdict, lastVerifiedAt, verifiedOn, claimMarks and results (camelCase) of one record.
+    """lastVerdict, lastVerifiedAt, verifiedOn, proofSummary, claimMarks, notProvenOn (current results that did not
+    verify) and every result (camelCase) of one record.
 
     Raises InvalidInput naming the file and field when a result file is malformed.
     """
@@ -61,6 +62,10 @@ def of_record(root: Path, slug: str) -> dict:
         "verifiedOn": verified_on,
         "proofSummary": runs.matrix_summary(current, None) if current else None,
         "claimMarks": claim_marks(current),
+        "notProvenOn": [
+            {"environment": r["environment"], "verdict": r["verdict"], "reason": r["reason"], "path": r["path"]}
+            for r in current if r["verdict"] != "verified"
+        ],
         "verifications": [result_entry(r) for r in rows],
     }
 
