@@ -16,7 +16,7 @@ from .problems import InvalidInput
 from .store import record_path
 from .validate import load_envelope
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[[0-9;]{1,5}m")  # escape sequences, and ones whose ESC was lost
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal escape sequences (colour, bold)
 TITLE_CHARS = 72
 LINE_CHARS = 160
 

@@ -253,7 +253,7 @@ def last_run(root: Path, slug: str) -> dict | None:
         conn.row_factory = sqlite3.Row
         try:
             columns = {r[1] for r in conn.execute(f"pragma table_info({RUNS_TABLE})")}
-            current = "current = 1" if "current" in columns else "1"
+            current = "(current = 1 or (path is null and current is null))" if "current" in columns else "1"
             found = conn.execute(
                 f"select * from {RUNS_TABLE} where slug = ? and {current} "
                 "order by verdict = 'skipped', started_at desc, id desc limit 1",

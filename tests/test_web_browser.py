@@ -177,6 +177,7 @@ def test_the_record_page_reads_at_1280_and_390(tmp_path, browser, width):
             assert not page.locator("pre.errkb-message").is_visible()  # 11 lines, collapsed under their first
             fixes = page.locator("h2", has_text="How to fix it").bounding_box()
             assert fixes["y"] < 900, "the fixes start on the first screen"
+            assert page.evaluate("document.documentElement.scrollWidth") <= width  # long identifiers wrap
             page.goto(f"{base}/-/errkb/record/expected-all-tensors-on-same-device")
             page.wait_for_load_state("load")
             assert page.evaluate("document.documentElement.scrollWidth") <= width

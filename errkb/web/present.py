@@ -9,7 +9,7 @@ from datetime import datetime
 from markupsafe import Markup, escape
 
 from .. import search
-from ..hits import plain, short_title
+from ..hits import cut, plain, short_title
 from . import urls
 
 LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
@@ -70,7 +70,7 @@ def crash_first(record: dict, runs: list[dict]) -> dict:
     return {
         "title": short_title(message),
         "message": message,
-        "message_first_line": lines[0],
+        "message_first_line": cut(lines[0], 120),
         "message_is_long": len(lines) > MESSAGE_LINES or len(message) > MESSAGE_CHARS,
         "run_groups": run_groups([run for run in runs if _is_current(run)]),
     }
@@ -204,6 +204,8 @@ def _column_legend(run: dict) -> dict:
     names = _json_list(run.get("cuda_devices"))
     hardware = f"{count}× {str(names[0]).replace('NVIDIA ', '')}" if count and names else "CPU only"
     build = run.get("torch_build") if name == "torch" else None
+    if name == "torch" and build is None and (run.get("torch") or "").endswith("+cpu"):
+        build = "CPU"  # a skipped run never imported torch; its version still names the build
     short = "cpu" if build == "CPU" else "cu" + build.split(" ", 1)[1].replace(".", "") if build else ""
     return {"release": release, "group": f"{name} on {hardware}", "build": short, "build_name": f"{build} build" if build else ""}
 
