@@ -10,6 +10,7 @@ Built on the official `mcp` SDK (MCPServer).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
@@ -93,25 +94,25 @@ def make_server(root: Path | None = None) -> MCPServer:
     server = MCPServer("errkb", instructions=INSTRUCTIONS)
 
     @server.tool()
-    def match(paste: str, limit: int = 3) -> dict:
+    def match(paste: str, limit: int = 3) -> dict[str, Any]:  # structured content, and the same as JSON text
         """Find the catalog records that explain a pasted traceback or log. Each match leads with a title, the
         cause, the first fix and its verified mark, and carries the record's evidence."""
         return match_tool(root, paste, limit)
 
     @server.tool()
-    def show(slug: str) -> dict:
+    def show(slug: str) -> dict[str, Any]:
         """The whole record SLUG with its evidence: verifiedOn, claimMarks, notProvenOn and the committed
         result files (verifications[].path)."""
         return show_tool(root, slug)
 
     @server.tool(name="search")
-    def search_records(query: str, limit: int = 10) -> dict:
+    def search_records(query: str, limit: int = 10) -> dict[str, Any]:
         """Search records by words, tags and synonyms ("OOM", "NCCL"); misspelt words are corrected. Each hit
         says why it matched."""
         return search_tool(root, query, limit)
 
     @server.tool(name="list")
-    def list_records(tag: list[str] | None = None, verdict: str | None = None, library: str | None = None) -> dict:
+    def list_records(tag: list[str] | None = None, verdict: str | None = None, library: str | None = None) -> dict[str, Any]:
         """The catalog's records, filtered by tags (all must hold, any case), verdict (verified, claim-failed,
         never, ...) and library (pytorch, torch, hanlp, owner/name)."""
         return list_tool(root, tag, verdict, library)

@@ -32,7 +32,9 @@ def session(root: Path, calls: list[tuple[str, dict]]) -> tuple[list[str], list[
             for name, arguments in calls:
                 result = await client.call_tool(name, arguments)
                 assert not result.is_error, result.content
-                answers.append(json.loads(result.content[0].text))
+                answer = json.loads(result.content[0].text)
+                assert result.structured_content == answer  # for clients that read structured content
+                answers.append(answer)
             return tools, answers
 
     return asyncio.run(run())
