@@ -141,11 +141,15 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     except InvalidInput as exc:
         fail(exc.problems)
     if as_json:
+        from .reproduce.contract import provenance_summary, read_provenance
+
         try:
             proof = evidence.of_record(root, slug)
         except InvalidInput as exc:
             fail(exc.problems)
-        click.echo(json.dumps({**envelope.record.model_dump(), **proof}, indent=2, ensure_ascii=False))
+        provenance = read_provenance(root, slug)
+        click.echo(json.dumps({**envelope.record.model_dump(), **proof, "provenance": provenance,
+                               "provenanceSummary": provenance_summary(provenance)}, indent=2, ensure_ascii=False))
         return
     click.echo(render_record(envelope.record, verification(root, slug)))
 

@@ -6,10 +6,13 @@ import json
 import re
 from datetime import datetime
 
+from pathlib import Path
+
 from markupsafe import Markup, escape
 
 from .. import search
 from ..hits import cut, plain, short_title
+from ..reproduce.contract import provenance_summary, read_provenance
 from . import urls
 
 LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
@@ -42,6 +45,7 @@ def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dic
             record["repo"], record["analyzedSha"], record["filePath"], record["sourceCodeStart"], record["sourceCodeEnd"]
         ),
         "commit_url": urls.github_commit(record["repo"], record["analyzedSha"]),
+        "provenance": provenance_summary(_provenance(datasette, database, record["slug"])),
         "runs": [run_view(run) for run in runs],
         **proof_context(datasette, database, record, runs),
         "links": {
@@ -56,6 +60,12 @@ def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dic
             for tag in record["tags"]
         },
     }
+
+
+def _provenance(datasette, database: str, slug: str) -> dict | None:
+    """What the record's excerpt was checked against: its reproduction's PROVENANCE, beside catalog.db."""
+    path = datasette.get_database(database).path
+    return read_provenance(Path(path).parent, slug) if path else None
 
 
 # -- the record page, crash-first: a title, the message (collapsed when long), runs grouped by environment --
