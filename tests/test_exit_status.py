@@ -81,8 +81,8 @@ def cases(root, broken, empty, tmp_path) -> list[tuple[str, int, list[str], str 
         ("show", 0, ["--root", str(root), "show", SEED_SLUG], None),
         ("show", 1, ["--root", str(broken), "show", SEED_SLUG], None),
         ("show", 2, ["--root", str(root), "show", "no-such-record"], None),
-        ("validate", 0, ["--root", str(root), "validate"], None),
-        ("validate", 1, ["--root", str(broken), "validate"], None),
+        ("validate", 0, ["--root", str(empty), "validate", str(REPO / "tests" / "examples" / "valid" / "seed-bare.json")], None),
+        ("validate", 1, ["--root", str(empty), "validate", str(invalid)], None),
         ("validate", 2, ["validate", str(tmp_path / "missing")], None),
     ]
 
