@@ -12,7 +12,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-CATALOG_DATA = ["records/*.json", "verifications/**/*.json"]  # keep in line with MANIFEST.in
+CATALOG_DATA = ["records/*.json", "verifications/**/*.json", "verifications/**/*.intoto.jsonl", "keys/maintainers/*.pub"]  # keep in line with MANIFEST.in
 
 
 class BuildPyWithCatalog(build_py):

@@ -19,7 +19,7 @@ from pathlib import Path
 from .store import DATABASE_FILE, RECORDS_DIR, find_root, is_catalog
 
 PACKAGE_DATA = Path(__file__).resolve().parent / "_catalog"
-SHIPPED = ("records", "verifications")  # folders of the bundled catalog
+SHIPPED = ("records", "verifications", "keys")  # folders of the bundled catalog (keys: to verify the results' signatures)
 CACHE_ENV = "ERRKB_CACHE_DIR"  # overrides the platform's user cache folder
 
 
@@ -59,10 +59,11 @@ def locate(root: Path | str | None = None) -> Path:
 
 
 def shipped_files(data: Path = PACKAGE_DATA) -> list[Path]:
-    """The bundled catalog's files (records and verification results), sorted; [] when none ship."""
+    """The bundled catalog's files (records, verification results, their signatures and the maintainers'
+    public keys), sorted; [] when none ship."""
     if not (data / RECORDS_DIR).is_dir():
         return []
-    return sorted(path for folder in SHIPPED for path in (data / folder).glob("**/*.json") if path.is_file())
+    return sorted(path for folder in SHIPPED for path in (data / folder).glob("**/*") if path.is_file())
 
 
 def bundle_key(files: list[Path], data: Path = PACKAGE_DATA) -> str:

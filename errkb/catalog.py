@@ -10,7 +10,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from . import changes, ingest, runs
+from . import changes, ingest, runs, signing
 from .lock import with_catalog_lock
 from .matching import index
 from .model import Envelope, Record
@@ -138,7 +138,7 @@ class BuildReport:
 
 
 @with_catalog_lock
-def build(root: Path, full: bool = False) -> BuildReport:
+def build(root: Path, full: bool = False, trust_unsigned: bool = False) -> BuildReport:
     """Bring catalog.db in line with records/. Any invalid file: InvalidInput, and the database is untouched.
 
     One transaction. Files unchanged since the last build (size and mtime, see changes.py) are not read; the
@@ -197,7 +197,7 @@ def build(root: Path, full: bool = False) -> BuildReport:
             writer.finish()
             if report.changed:
                 _drop_unused_tags(db)
-            runs.sync(db, root)
+            runs.sync(db, root, signing.trusts_unsigned(trust_unsigned))
             changes.finish(db.conn, started_ns, wrote=report.changed or remembered > 0)
     finally:
         db.close()

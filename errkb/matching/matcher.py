@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .. import paste as paste_module
+from .. import verifications
 from ..store import raw_records
 from ..patterns import PatternError, compile_pattern
 from . import index
@@ -461,19 +462,9 @@ def wordings_from_database(conn: sqlite3.Connection) -> dict[str, list[str]]:
 
 
 def wordings_from_results(folder: Path) -> dict[str, list[str]]:
-    """slug -> observed messages, from the committed result files verifications/<slug>/<environment>.json."""
-    out: dict[str, list[str]] = {}
-    if not folder.is_dir():
-        return out
-    for path in sorted(folder.glob("*/*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        messages = data.get("observedMessages") if isinstance(data, dict) else None
-        if isinstance(messages, list):
-            out.setdefault(path.parent.name, []).extend(m for m in messages if isinstance(m, str))
-    return out
+    """slug -> observed messages, from the committed result files verifications/<slug>/<environment>.json: only
+    those verifications.feeds_matcher lets through (current, signed, the trigger raised)."""
+    return verifications.observed_wordings(folder.parent)
 
 
 def _claimed_openings(pasted: paste_module.Paste, hit_openings: dict[int, str]) -> dict[int, set[str]]:

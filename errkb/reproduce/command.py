@@ -25,9 +25,13 @@ import click
 @click.option("--strict", is_flag=True, help="Count skipped records as failures.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON Lines: one result per line as each record finishes (progress stays on stderr).")
+@click.option("--sign", "sign_with", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="KEY",
+              help="Sign each result file with this maintainer's private key (its public half in keys/maintainers/).")
+@click.option("--trust-unsigned", is_flag=True, help="Let this machine's unsigned results count toward verdicts ($ERRKB_TRUST_UNSIGNED=1).")
 @click.pass_obj
 def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs: tuple[str, ...], refresh: bool,
-              no_write: bool, jobs: int | None, strict: bool, as_json: bool) -> None:
+              no_write: bool, jobs: int | None, strict: bool, as_json: bool, sign_with: Path | None,
+              trust_unsigned: bool) -> None:
     """Prove each record's error and every claim it makes against the installed library (or --with releases).
 
     Runs reproductions/SLUG.py: trigger() must raise the documented error (or emit the documented warning)
@@ -42,7 +46,8 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
                  1 otherwise (or when a --with environment cannot be made),
                  2 for usage (no SLUG and no --all, both, an unknown SLUG, a --with that does not parse).
     """
-    from .. import store  # the harness loads only when the command runs
+    from .. import signing, store  # the harness loads only when the command runs
+    from ..problems import InvalidInput
     from . import environments, harness, history, report
     from .contract import ContractError, read_needs
 
@@ -60,6 +65,14 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
         wanted = [[environments.parse_spec(part.strip()) for part in spec.split(",") if part.strip()] for spec in with_specs]
     except environments.SpecError as exc:
         raise click.UsageError(str(exc)) from None
+
+    signer = None
+    if sign_with is not None:
+        try:
+            signer = signing.load_private_key(sign_with)
+            signing.listed_key(root, signer)
+        except InvalidInput as exc:
+            raise click.UsageError(str(exc)) from None
 
     needed: dict[str, str] = {}
     for slug in selected:
@@ -91,7 +104,7 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
 
                 def keep(result, environment=environment):
                     if environment.problem is None:  # an environment that was never made proves nothing
-                        history.keep(db, root, result, write_file=not no_write)
+                        history.keep(db, root, result, write_file=not no_write, signer=signer, trust_unsigned=trust_unsigned)
                     if as_json:
                         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
 

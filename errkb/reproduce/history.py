@@ -7,7 +7,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from .. import catalog, runs, verifications
+from .. import catalog, runs, signing, verifications
 from ..lock import catalog_lock
 
 
@@ -17,11 +17,18 @@ def open_history(root: Path) -> sqlite_utils.Database:
     return db
 
 
-def keep(db: sqlite_utils.Database, root: Path, result, write_file: bool = True) -> Path | None:
-    """Write the result file (replacing this environment's earlier one) and its row, under the catalog lock;
-    return the file."""
+def keep(db: sqlite_utils.Database, root: Path, result, write_file: bool = True, signer=None,
+         trust_unsigned: bool = False) -> Path | None:
+    """Write the result file (replacing this environment's earlier one), sign it when given a maintainer's
+    signer, and write its row, under the catalog lock; return the file."""
     verification = verifications.from_result(result)
     with catalog_lock(root):
         path = verifications.write(root, verification) if write_file and not result.authoring_problem else None
-        runs.store_result(db, root, verification, path)
+        if path is not None:
+            stale = signing.signature_path(path)
+            if signer is not None:
+                signing.sign(root, path, signer)
+            elif stale.exists():
+                stale.unlink()  # it signed the file this run replaced
+        runs.store_result(db, root, verification, path, signing.trusts_unsigned(trust_unsigned))
     return path
