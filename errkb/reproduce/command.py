@@ -62,7 +62,9 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
             raise click.UsageError(f"no record {', '.join(map(repr, unknown))} in {root / store.RECORDS_DIR}{_suggestion(root, unknown)}")
         selected = list(dict.fromkeys(slugs))
     try:
-        wanted = [[environments.parse_spec(part.strip()) for part in spec.split(",") if part.strip()] for spec in with_specs]
+        wanted = [environments.parse_specs(spec) for spec in with_specs]
+        if wanted:
+            environments.env_root()  # a relative $ERRKB_ENV_DIR is refused before anything runs
     except environments.SpecError as exc:
         raise click.UsageError(str(exc)) from None
 
