@@ -12,6 +12,7 @@ import click
 from . import catalog, listing, signing, store, verifications
 from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
+from .terminal import inert, inert_json
 from .validate import check_files, load_envelope
 from .coverage import duplicate_ids, missing_reproductions, reproduction_path
 from .run import verification
@@ -152,9 +153,9 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
             results = for_record(root, slug)
         except InvalidInput as exc:
             fail(exc.problems)
-        click.echo(json.dumps({**envelope.record.model_dump(), "verifications": results}, indent=2, ensure_ascii=False))
+        click.echo(inert_json(json.dumps({**envelope.record.model_dump(), "verifications": results}, indent=2, ensure_ascii=False)))
         return
-    click.echo(render_record(envelope.record, verification(root, slug)))
+    click.echo(inert(render_record(envelope.record, verification(root, slug))))
 
 
 @cli.command()

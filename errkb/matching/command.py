@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..terminal import inert, inert_json
 from .score import THRESHOLD
 
 
@@ -67,14 +68,14 @@ def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, mi
     matcher = matcher_for(catalog_root(ctx))
     found = matcher.match(text, limit=limit, threshold=min_score)
     if as_json:
-        click.echo(json.dumps([m.to_dict() for m in found], indent=2, ensure_ascii=False))
+        click.echo(inert_json(json.dumps([m.to_dict() for m in found], indent=2, ensure_ascii=False)))
     elif found:
         for i, m in enumerate(found, 1):
             lines = m.message.splitlines() or [""]
             first_line = lines[0] + (ELLIPSIS if len(lines) > 1 and len(lines[0]) < 110 else "")
             click.echo(f"{i}. {m.slug}  (score {m.score:.2f})")
-            click.echo(f"   {m.error_class}: {shorten(first_line, 110)}")
-            click.echo(f"   why: {m.why()}")
+            click.echo(inert(f"   {m.error_class}: {shorten(first_line, 110)}"))
+            click.echo(inert(f"   why: {m.why()}"))
             if m.seen_as == "warning":
                 click.echo("   also seen: a warning in the paste, not the error that ended the run")
         click.echo(f"\nerrkb show {found[0].slug}   # cause, fixes and verification")

@@ -14,6 +14,7 @@ import click
 from .. import catalog
 from ..problems import InvalidInput
 from ..store import DATABASE_FILE
+from . import guards
 
 SETTINGS = {"suggest_facets": False}  # suggestions cost ~3 s per table page at 100k records
 
@@ -94,7 +95,8 @@ def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
         import webbrowser
 
         webbrowser.open(url)
-    uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
+    hosts = guards.allowed_hosts(host, port) if is_loopback(host) else None  # DNS rebinding targets local servers
+    uvicorn.run(guards.host_check(ds.app(), hosts), host=host, port=port, log_level="warning", lifespan="on")
 
 
 def _writable(root: Path) -> bool:
