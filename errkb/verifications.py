@@ -118,6 +118,9 @@ class Verification(_Strict):
     errkbVersion: str
     ranAt: RanAt
     observedMessages: list[str] = Field(default=[], description="messages of the documented error seen in this run")
+    protections: dict[str, Optional[str]] = Field(
+        default={}, description="what confined the stages: protection -> mechanism, null when missing (errkb/reproduce/protections.py)",
+    )
 
     @property
     def current_hashes(self) -> tuple[str, Optional[str]]:
@@ -210,6 +213,7 @@ def from_result(result) -> Verification:
         errkbVersion=errkb_version(),
         ranAt=where_it_ran(),
         observedMessages=observed_messages(result),
+        protections=dict(env.get("protections") or {}),
     )
 
 

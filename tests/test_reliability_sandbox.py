@@ -175,7 +175,7 @@ def test_a_stage_cannot_write_into_the_catalog(tmp_path):
         import os, sqlite3
         from pathlib import Path
 
-        CATALOG = Path(__file__).resolve().parents[1]
+        CATALOG = Path(CATALOG_ROOT)  # the stage runs a scratch copy; it is told the real place to attack
 
         def trigger():
             outcomes = []
@@ -199,7 +199,7 @@ def test_a_stage_cannot_write_into_the_catalog(tmp_path):
 
         def fix():
             pass
-        """)
+        """.replace("CATALOG_ROOT", repr(str(tmp_path))))
     subprocess.run([sys.executable, "-m", "errkb.cli", "--root", str(root), "build"], check=True, capture_output=True)
     before = {p: p.read_bytes() for p in [*root.glob("records/*"), *root.glob("reproductions/*"), root / "catalog.db"]}
     result = reproduce_one(root, "vandal", MACHINE)

@@ -22,7 +22,7 @@ import click
 @click.option("--no-write", is_flag=True, help="Do not write result files to verifications/ (the run is still kept in catalog.db).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Records run at once (default: the number of cores).")
-@click.option("--strict", is_flag=True, help="Count skipped records as failures.")
+@click.option("--strict", is_flag=True, help="Count skipped records as failures, and refuse to run without every sandbox protection (CI).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON Lines: one result per line as each record finishes (progress stays on stderr).")
 @click.option("--sign", "sign_with", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="KEY",
@@ -47,8 +47,9 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
                  2 for usage (no SLUG and no --all, both, an unknown SLUG, a --with that does not parse).
     """
     from .. import signing, store  # the harness loads only when the command runs
+    from ..lock import CatalogBusy
     from ..problems import InvalidInput
-    from . import environments, harness, history, report
+    from . import environments, harness, history, isolate, protections, report
     from .contract import ContractError, read_needs
 
     root = root or Path(".")
@@ -85,44 +86,50 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
     def say(text: str) -> None:
         click.echo(text, err=True)
 
-    db = history.open_history(root)
-    results, unmade = [], []
-    try:
-        with _exit_on_sigterm():
-            for requirements in wanted or [None]:
-                if requirements is None:
-                    environment = harness.Environment.probe(distributions=needed)
+    confined = isolate.machine_protections()
+    say(protections.summary(confined))
+    if strict and protections.missing(confined):
+        say(f"error: --strict refuses to run stages without {', '.join(protections.WHAT[k] for k in protections.missing(confined))}")
+        sys.exit(1)
+
+    results, unmade, unsaved = [], [], []
+    with _exit_on_sigterm():
+        for requirements in wanted or [None]:
+            if requirements is None:
+                environment = harness.Environment.probe(distributions=needed)
+            else:
+                prepared = environments.prepare(requirements, needed, refresh, say)
+                if prepared.problem:
+                    say(f"error: {prepared.problem}; skipping the records for {prepared.label}")
+                    unmade.append(prepared.label)
+                    environment = harness.Environment({}, None, prepared.label, prepared.problem)
                 else:
-                    prepared = environments.prepare(requirements, needed, refresh, say)
-                    if prepared.problem:
-                        say(f"error: {prepared.problem}; skipping the records for {prepared.label}")
-                        unmade.append(prepared.label)
-                        environment = harness.Environment({}, None, prepared.label, prepared.problem)
-                    else:
-                        environment = harness.Environment.probe(prepared.python, prepared.label, needed)
-                        environment = harness.Environment(environment.facts, prepared.python, prepared.label, None, prepared.unavailable)
-                        build = report.build_line(environment)
-                        say(f"environment {prepared.label}: {build}")
+                    environment = harness.Environment.probe(prepared.python, prepared.label, needed)
+                    environment = harness.Environment(environment.facts, prepared.python, prepared.label, None, prepared.unavailable)
+                    build = report.build_line(environment)
+                    say(f"environment {prepared.label}: {build}")
 
-                def keep(result, environment=environment):
-                    if environment.problem is None:  # an environment that was never made proves nothing
-                        history.keep(db, root, result, write_file=not no_write, signer=signer, trust_unsigned=trust_unsigned)
-                    if as_json:
-                        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+            def keep(result, environment=environment):
+                if environment.problem is None:  # an environment that was never made proves nothing
+                    try:
+                        history.keep(root, result, write_file=not no_write, signer=signer, trust_unsigned=trust_unsigned)
+                    except CatalogBusy as exc:
+                        say(f"error: the {result.verdict} result of {result.slug} was not saved: {exc}")
+                        unsaved.append(result.slug)
+                if as_json:
+                    click.echo(json.dumps(result.to_json(), ensure_ascii=False))
 
-                def progress(result, done, total, label=environment.label):
-                    say(report.progress_line(result, done, total, label if wanted else None))
+            def progress(result, done, total, label=environment.label):
+                say(report.progress_line(result, done, total, label if wanted else None))
 
-                results += harness.reproduce(root, selected, jobs=jobs, progress=progress, environment=environment, on_result=keep)
-    finally:
-        db.close()
+            results += harness.reproduce(root, selected, jobs=jobs, progress=progress, environment=environment, on_result=keep)
     if not as_json:
         click.echo(report.table(results))
     click.echo(report.summary(results, strict), err=as_json)
     hint = report.install_hint(results)
     if hint:
         say(hint)
-    sys.exit(0 if all(result.passed(strict) for result in results) and not unmade else 1)
+    sys.exit(0 if all(result.passed(strict) for result in results) and not unmade and not unsaved else 1)
 
 
 def _suggestion(root: Path, unknown: list[str]) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import sqlite_utils
@@ -17,12 +18,13 @@ def open_history(root: Path) -> sqlite_utils.Database:
     return db
 
 
-def keep(db: sqlite_utils.Database, root: Path, result, write_file: bool = True, signer=None,
-         trust_unsigned: bool = False) -> Path | None:
+def keep(root: Path, result, write_file: bool = True, signer=None, trust_unsigned: bool = False) -> Path | None:
     """Write the result file (replacing this environment's earlier one), sign it when given a maintainer's
-    signer, and write its row, under the catalog lock; return the file."""
+    signer, and write its row: the lock, then the file, then the row, each taken only now, after the stages
+    (a stage never runs while errkb holds a database connection or the lock). Return the file; raise
+    lock.CatalogBusy when another process holds the lock past its timeout (nothing written)."""
     verification = verifications.from_result(result)
-    with catalog_lock(root):
+    with catalog_lock(root), contextlib.closing(open_history(root)) as db:
         path = verifications.write(root, verification) if write_file and not result.authoring_problem else None
         if path is not None:
             stale = signing.signature_path(path)
