@@ -31,6 +31,7 @@ SCHEMA_ID = "https://errkb.dev/schema/verification-result.v1.schema.json"
 HASH = r"^[0-9a-f]{64}$"
 KEY = r"^[A-Za-z0-9][A-Za-z0-9.+_-]{0,200}$"
 SLUG = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SIGSTORE_SUFFIX = ".sigstore.json"  # a CI job's Sigstore bundle beside a result (checked by the merge job, not here)
 
 
 class _Strict(BaseModel):
@@ -253,7 +254,8 @@ def files_of(slug_dir: Path) -> list[Path]:
         return [slug_dir]
     if not slug_dir.is_dir():
         return []
-    return [p for p in sorted(slug_dir.iterdir()) if p.name.endswith(".json") and (p.is_symlink() or p.is_file())]
+    return [p for p in sorted(slug_dir.iterdir())
+            if p.name.endswith(".json") and not p.name.endswith(SIGSTORE_SUFFIX) and (p.is_symlink() or p.is_file())]
 
 
 def load(path: Path, root: Path | None = None, data: bytes | None = None) -> Verification:

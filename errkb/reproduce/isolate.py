@@ -83,8 +83,14 @@ class Limits:
         return f"{self.memory_bytes / 2**30:g} GiB"
 
 
+# What a stage must never hold: CI's OIDC and runtime tokens (with them a stage could sign forged results with
+# the workflow's identity), GitHub tokens, the maintainer's signing key.
+SECRETS = ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_RUNTIME_TOKEN", "GITHUB_TOKEN",
+           "GH_TOKEN", "ERRKB_SIGNING_KEY")
+
+
 def stage_environment(native: bool, threads: int | None) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {name: value for name, value in os.environ.items() if name not in SECRETS}
     env["PYTHONFAULTHANDLER"] = "1"
     if native:
         # C++ errors then end with "Exception raised from FUNC at FILE:LINE"; skipping addr2line keeps it fast.
