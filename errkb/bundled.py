@@ -108,14 +108,14 @@ def bundled_root(data: Path = PACKAGE_DATA, cache: Path | None = None) -> Path |
 
 
 def _build(files: list[Path], data: Path, root: Path) -> None:
-    from . import catalog
+    from . import writes
     from .matching.matcher import Matcher
 
     for path in files:
         target = root / path.relative_to(data)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
-    catalog.build(root)
+    writes.build(root)
     Matcher.open(root).conn.close()  # writes the match index into catalog.db now, not on the first paste
 
 

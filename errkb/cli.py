@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import catalog, listing, signing, store, verifications
+from . import catalog, listing, signing, store, verifications, writes
 from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
 from .terminal import inert, inert_json
@@ -66,7 +66,7 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
     if not files:
         fail([f"no *.json file in {', '.join(map(str, paths))}"])
     try:
-        results = store.add_files(root, files, replace)
+        results = writes.add_files(root, files, replace)
     except InvalidInput as exc:
         fail(exc.problems)
     except CatalogBusy as exc:
@@ -120,7 +120,7 @@ def build(root: Path, full: bool, trust_unsigned: bool) -> None:
     keys/maintainers/ (else it shows as unsigned and does not count, unless --trust-unsigned).
     """
     try:
-        report = catalog.build(root, full=full, trust_unsigned=trust_unsigned)
+        report = writes.build(root, full=full, trust_unsigned=trust_unsigned)
     except InvalidInput as exc:
         fail(exc.problems)
     except CatalogBusy as exc:

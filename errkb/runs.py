@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from . import signing, verifications
 from .problems import InvalidInput
-from .store import DATABASE_FILE
+from .layout import DATABASE_FILE
 from .verifications import Verification
 
 RUNS_TABLE = "reproduction_runs"

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..layout import DATABASE_FILE, RECORDS_DIR, REPRODUCTIONS_DIR
 from . import protections
 from .contract import ContractError, Needs, read_needs
 from .environments import errkb_checkout
@@ -159,10 +160,14 @@ def run_stage(
             for cgroup in stage_process.cgroups:
                 cgroup.remove()
         seconds = _since(started)
-    tail = err.text()[-STDERR_TAIL:]
+        if sandboxed and process.returncode is not None and process.returncode > 128:
+            process.returncode = 128 - process.returncode  # bwrap reports a child killed by signal N as 128+N
+    # The stage ran a copy: its frames, warnings and tracebacks name the reproduction where it really is.
+    copy, original = str(reproduction), str(path)
+    tail = err.text()[-STDERR_TAIL:].replace(copy, original)
     if timed_out:
         return StageRun(stage, "timeout", seconds, None, process.returncode, tail, err.total)
-    result = _parse(out.data) if not out.dropped else None
+    result = _renamed(_parse(out.data), copy, original) if not out.dropped else None
     if result is None or not secrets.compare_digest(str(result.pop("nonce", "")), nonce):
         status = "exited" if process.returncode == 0 else "crashed"
         return StageRun(stage, status, seconds, None, process.returncode, tail, err.total, _no_result_cause(process.returncode, out))
@@ -174,8 +179,6 @@ def run_stage(
 
 def protected_paths(reproduction: Path) -> list[str]:
     """What a stage must not change: its reproductions/ folder and, in a catalog, records/ and catalog.db."""
-    from ..store import DATABASE_FILE, RECORDS_DIR, REPRODUCTIONS_DIR
-
     folder = reproduction.parent
     paths = [folder]
     if folder.name == REPRODUCTIONS_DIR:
@@ -524,6 +527,17 @@ def _parse(out: bytes):
     except (UnicodeDecodeError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def _renamed(value, old: str, new: str):
+    """`value` (the runner's JSON) with every string's `old` path replaced by `new`."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [_renamed(item, old, new) for item in value]
+    if isinstance(value, dict):
+        return {key: _renamed(item, old, new) for key, item in value.items()}
+    return value
 
 
 def _tail(data: bytes) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .. import catalog
+from .. import writes
 from ..problems import InvalidInput
 from ..store import DATABASE_FILE
 from . import guards
@@ -56,7 +56,7 @@ def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
     background = db_path.exists() and _writable(root)
     if not background:
         try:
-            report = catalog.build(root)
+            report = writes.build(root)
         except InvalidInput as exc:
             for problem in exc.problems:
                 click.echo(f"error: {problem}", err=True)
