@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from reproduce_support import PLANTED, Case, write_catalog
+from reproduce_support import PLANTED, Case, survivors, write_catalog
 
 from errkb.reproduce import isolate
 from errkb.reproduce.harness import Environment, reproduce_one
@@ -29,18 +29,6 @@ def catalog(root: Path, slug: str, source: str, timeout: int = 60, extra: str = 
     write_catalog(root, [Case(slug, None, {}, "", "")])
     (root / "reproductions" / f"{slug}.py").write_text(HEADER.format(timeout=timeout, extra=extra) + textwrap.dedent(source))
     return root
-
-
-def survivors(marker: str) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in Path(f"/proc/{entry.name}/cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def test_memory_bomb_is_crashed_at_its_limit(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from errkb.reproduce import protections
-from reproduce_support import Case, write_catalog
+from reproduce_support import Case, survivors, write_catalog
 
 pytestmark = [pytest.mark.xdist_group("sandbox"),
               pytest.mark.skipif(protections.bwrap_problem() is not None, reason=f"no bubblewrap here: {protections.bwrap_problem()}")]
@@ -104,9 +104,9 @@ def test_a_stage_sees_only_its_private_copies(tmp_path):
     assert not Path(site, "planted-errkb.pth").exists() and not Path(f"/dev/shm/errkb-{marker}").exists()
     assert not list(root.glob("records/planted.json"))
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _survivors(f"errkb-daemon-{marker}"):
+    while time.monotonic() < deadline and survivors(f"errkb-daemon-{marker}"):
         time.sleep(0.1)
-    assert _survivors(f"errkb-daemon-{marker}") == [], "a double-forked daemon outlived its stage"
+    assert survivors(f"errkb-daemon-{marker}") == [], "a double-forked daemon outlived its stage"
     assert set(data["protections"]) == set(protections.WHAT) and all(data["protections"].values()), data["protections"]
 
 
@@ -155,18 +155,6 @@ def test_memory_is_limited_for_the_whole_stage_tree(tmp_path):
     stage = result_file(root, "hoarders")["stages"][0]
     # 5 x 200 MiB under one 512 MiB limit: the kernel kills some of them (or the stage itself)
     assert stage["outcome"] == "crashed" or "-9" in (stage["message"] or ""), stage
-
-
-def _survivors(marker: str) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in Path(f"/proc/{entry.name}/cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def test_without_bubblewrap_reproduce_says_so_and_strict_refuses(tmp_path):
