@@ -119,11 +119,11 @@ def sync(db: sqlite_utils.Database, root: Path, trust_unsigned: bool = False) ->
         db[RUNS_TABLE].insert(row(verification, rel, False, stat, signer, signature_stat))
     before = db.conn.total_changes
     refresh_trusted(db, trust_unsigned)
-    slugs = refresh_current(db, root)
-    standing_changed = db.conn.total_changes != before  # a result became (un)trusted or (not) current
+    trust_changed = db.conn.total_changes != before  # a result became (un)trusted
+    slugs, flipped = refresh_current(db, root)
     if "records" in db.table_names():
         refresh_records(db, sorted(slugs | gone_slugs))
-    if changed or gone or standing_changed or OBSERVED_TABLE not in db.table_names():
+    if changed or gone or flipped or trust_changed or OBSERVED_TABLE not in db.table_names():
         refresh_observed_messages(db)
 
 
@@ -168,17 +168,20 @@ def refresh_observed_messages(db: sqlite_utils.Database) -> None:
     )
 
 
-def refresh_current(db: sqlite_utils.Database, root: Path) -> set[str]:
-    """A result is current when it judged today's record file and reproduction file. Returns the slugs with runs."""
+def refresh_current(db: sqlite_utils.Database, root: Path) -> tuple[set[str], bool]:
+    """A result is current when it judged today's record file and reproduction file. Returns the slugs with runs,
+    and whether any run became current or stale."""
     slugs = {r[0] for r in db.execute(f"select distinct slug from {RUNS_TABLE}")}
+    flipped = False
     for slug in slugs:
         record_hash, reproduction_hash = verifications.current_hashes(root, slug)
-        db.execute(
+        cursor = db.execute(
             f"update {RUNS_TABLE} set current = (record_hash is ? and reproduction_hash is ?) where slug = ? and path is not null "
-            "and current is not (record_hash is ? and reproduction_hash is ?)",
+            f"and current is not (record_hash is ? and reproduction_hash is ?)",
             [record_hash, reproduction_hash, slug, record_hash, reproduction_hash],
         )
-    return slugs
+        flipped = flipped or cursor.rowcount > 0
+    return slugs, flipped
 
 
 def runs_by_slug(db: sqlite_utils.Database, slugs: list[str] | None = None) -> dict[str, list[dict]]:

@@ -56,6 +56,10 @@ class Execution(_Strict):
     expr: Optional[str] = None
     caught: list[dict] = []
     exception: Optional[dict] = None
+    valid: Optional[str] = Field(default=None, description="the VALID situation a guard was checked on (negative control)")
+    examples: Optional[int] = Field(default=None, ge=0, description="how many valid situations of that name were checked")
+    failures: Optional[int] = Field(default=None, ge=0, description="how many of them the guard rejected")
+    input: Optional[str] = Field(default=None, description="the valid situation the guard rejected, in short")
 
 
 class Stage(_Strict):
@@ -119,6 +123,9 @@ class Verification(_Strict):
     errkbVersion: str
     ranAt: RanAt
     observedMessages: list[str] = Field(default=[], description="messages of the documented error seen in this run")
+    contractProblems: list[str] = Field(
+        default=[], description="what the reproduction lacks to prove a claim (e.g. a guard without VALID inputs)",
+    )
     protections: dict[str, Optional[str]] = Field(
         default={}, description="what confined the stages: protection -> mechanism, null when missing (errkb/reproduce/protections.py)",
     )
@@ -214,6 +221,7 @@ def from_result(result) -> Verification:
         errkbVersion=errkb_version(),
         ranAt=where_it_ran(),
         observedMessages=observed_messages(result),
+        contractProblems=list(result.contract_problems),
         protections=dict(env.get("protections") or {}),
     )
 
@@ -388,15 +396,17 @@ def for_record(root: Path, slug: str) -> list[dict]:
     return sorted(entries, key=lambda e: e["started_at"], reverse=True)
 
 
-def observed_wordings(root: Path, trust_unsigned: bool = False) -> dict[str, list[str]]:
-    """slug -> messages observed by current, signed results whose trigger raised (`feeds_matcher`), read from
-    the files (the matcher's source without catalog.db). A file that fails to load lends nothing."""
+def observed_wordings(results_root: Path, root: Path | None = None, trust_unsigned: bool = False) -> dict[str, list[str]]:
+    """slug -> messages observed by the results in results_root/verifications/ that are current (for the record
+    and reproduction files in `root`, default results_root), signed by a key listed there and whose trigger
+    raised (`feeds_matcher`): the matcher's source without catalog.db. A file that fails to load lends nothing."""
+    root = root or results_root
     keys = signing.maintainer_keys(root)
     out: dict[str, list[str]] = {}
     hashes: dict[str, tuple] = {}
-    for path in result_files(root):
+    for path in result_files(results_root):
         try:
-            v, signer = load_signed(path, root, keys)
+            v, signer = load_signed(path, results_root, keys)
         except InvalidInput:
             continue
         current = is_current(v, hashes.setdefault(v.slug, current_hashes(root, v.slug)))
