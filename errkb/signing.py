@@ -136,6 +136,12 @@ def sign(root: Path, result: Path, signer: CryptoSigner) -> bool:
     return True
 
 
+def orphans(root: Path) -> list[Path]:
+    """Signature files whose result file is gone (a result renamed or removed)."""
+    folder = root / "verifications"
+    return sorted(p for p in folder.glob(f"*/*{SUFFIX}") if not p.with_name(p.name.removesuffix(SUFFIX) + ".json").exists())
+
+
 def signer_of(root: Path, result: Path, data: bytes, keys: list[MaintainerKey]) -> str | None:
     """Who signed this result file's bytes (a maintainer key's identity), None when it is unsigned.
 
