@@ -234,12 +234,12 @@ def test_a_no_write_run_of_a_reproduction_since_reverted_does_not_decide(catalog
     original = reproduction.read_text(encoding="utf-8")
     assert run_cli("build", root=catalog).exit_code == 0
     reproduction.write_text(original + "\n# an experiment, reverted below\n", encoding="utf-8")
-    ran = run_cli("reproduce", SEED_SLUG, "--no-write", "--json", root=catalog)
+    ran = run_cli("reproduce", SEED_SLUG, "--no-write", "--json", "--trust-unsigned", root=catalog)  # a local run: unsigned
     verdict = json.loads(ran.stdout.splitlines()[0])["verdict"]
     assert verdict not in ("skipped", "crashed"), ran.stdout  # a run that judged the record
     assert verdict_row(catalog)[0] == verdict  # the run decides while its reproduction is today's
     reproduction.write_text(original, encoding="utf-8")
-    for build in (["build"], ["build", "--full"]):
+    for build in (["build", "--trust-unsigned"], ["build", "--full", "--trust-unsigned"]):  # stale, even trusted
         assert run_cli(*build, root=catalog).exit_code == 0
         assert verdict_row(catalog) == (None, None), build
         shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)
