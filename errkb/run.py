@@ -22,6 +22,7 @@ import click
 from .catalog import last_run
 from .problems import InvalidInput
 from .store import file_hash, record_path
+from .terminal import inert
 from .validate import load_envelope
 
 TAIL_BYTES = 256 * 1024  # per stream: a traceback is at the end
@@ -98,7 +99,7 @@ def render(best, others: list, root: Path) -> str:
     if others:
         lines += [_also_seen(others)]
     lines += [f"More: errkb show {best.slug}", rule]
-    return "\n".join(lines)
+    return inert("\n".join(lines))
 
 
 def _also_seen(others: list) -> str:

@@ -289,8 +289,8 @@ def test_build_keeps_runs_and_sets_last_verdict(seeded, tmp_path):
     with sqlite3.connect(root / "catalog.db") as db:
         runs = db.execute("select count(*) from reproduction_runs").fetchone()[0]
     assert runs >= 2
-    assert run_cli("build", root=root).exit_code == 0
-    assert run_cli("build", "--full", root=root).exit_code == 0
+    assert run_cli("build", "--trust-unsigned", root=root).exit_code == 0  # local, unsigned runs
+    assert run_cli("build", "--full", "--trust-unsigned", root=root).exit_code == 0
     with sqlite3.connect(root / "catalog.db") as db:
         assert db.execute("select count(*) from reproduction_runs").fetchone()[0] == runs
         verdict = db.execute("select lastVerdict, lastVerifiedAt from records where slug = ?", [SEED_SLUG]).fetchone()
@@ -300,7 +300,7 @@ def test_build_keeps_runs_and_sets_last_verdict(seeded, tmp_path):
 def test_runs_after_a_build_update_last_verdict(tmp_path):
     write_catalog(tmp_path, [Case("needs-two-gpus", "needs_two_gpus.py", {}, "skipped", "")])
     assert run_cli("build", root=tmp_path).exit_code == 0
-    run_cli("reproduce", "needs-two-gpus", root=tmp_path)
+    run_cli("reproduce", "--trust-unsigned", "needs-two-gpus", root=tmp_path)
     with sqlite3.connect(tmp_path / "catalog.db") as db:
         assert db.execute("select lastVerdict from records").fetchone()[0] == "skipped"
 

@@ -52,7 +52,8 @@ class Environment:
 
     @classmethod
     def probe(cls, python: str | None = None, label: str = "installed", distributions=()) -> "Environment":
-        return cls(isolate.probe_environment(python, probe_items(distributions)), python, label)
+        facts = isolate.probe_environment(python, probe_items(distributions))
+        return cls({**facts, "protections": isolate.machine_protections()}, python, label)
 
     @property
     def cuda_device_count(self) -> int:
@@ -389,6 +390,7 @@ class _Run:
                 "cudnn_version": facts.get("cudnn_version"),
                 "cpu": facts.get("cpu"),
                 "platform": facts.get("platform"),
+                "protections": facts.get("protections") or {},
             },
             expected=(
                 {key: getattr(record, key) for key in ("repo", "errorClass", "messagePattern", "filePath", "lineNumber")}
