@@ -15,6 +15,7 @@ from .problems import InvalidInput
 from .validate import check_files, load_envelope
 from .coverage import duplicate_ids, missing_reproductions, reproduction_path
 from .run import verification
+from .draft.stubs import reproduction_stub_problems, slug_of
 from .matching.command import catalog_root
 from .reproduce.command import reproduce
 
@@ -64,6 +65,9 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
     files = _expand(paths)
     if not files:
         fail([f"no *.json file in {', '.join(map(str, paths))}"])
+    stubs = [p for file in files if slug_of(file) for p in reproduction_stub_problems(reproduction_path(root, slug_of(file)))]
+    if stubs:
+        fail(stubs)
     try:
         results = store.add_files(root, files, replace)
     except InvalidInput as exc:
@@ -94,6 +98,7 @@ def validate(root: Path, paths: tuple[Path, ...]) -> None:
     files = _expand(paths or (root / store.RECORDS_DIR,))
     good, problems = check_files(files)
     problems += missing_reproductions(root, good) + duplicate_ids(good)
+    problems += [p for _, envelope in good for p in reproduction_stub_problems(reproduction_path(root, envelope.record.slug))]
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     click.echo(f"{len(files)} file(s) checked, {len(problems)} problem(s)")
@@ -228,9 +233,11 @@ cli.add_command(reproduce)
 
 from .matching.command import match_command  # noqa: E402
 from .run import run_command  # noqa: E402
+from .draft.command import draft_command  # noqa: E402
 
 cli.add_command(match_command)
 cli.add_command(run_command)
+cli.add_command(draft_command)
 
 
 def main() -> None:
