@@ -32,15 +32,18 @@ RULES = [
     ("device", r"\b(?:cuda:\d+|cuda|cpu|mps|meta|xpu:\d+)\b", DEVICE_CLASS, 2),
     ("dtype", rf"\b(?:{DTYPES})\b", DTYPE_CLASS, 2),
     # A quote opens and closes beside no letter: the apostrophe of "can't" is not one.
-    ("quoted", r"(?<!\w)(?:'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`)(?!\w)", None, 2),  # class from the quote
+    ("quoted", r"(?<![\w\\])(?:'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`)(?!\w)", None, 2),  # class from the quote
     ("call", r"\b[A-Za-z_][\w.]*\(\)", r"[\w.]+\(\)", 2),
     ("dotted", r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b", r"[\w.]+", 2),  # a module or parameter name: encoder.layer
     ("sizes", r"\b\d+(?:x\d+)+\b", r"\d+(?:x\d+)*", 1),  # 64x3136
     ("amount", r"\b\d+(?:\.\d+)? ?(?:[KMGT]i?B|B|bytes)\b", r"\d+(?:\.\d+)? ?(?:[KMGT]i?B|B|bytes)", 1),
-    ("number", r"-?\b\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\b", r"-?[\d.]+(?:e[-+]?\d+)?", 1),
+    ("number", r"-?\b\d+(?:\.\d+)?\b", r"-?[\d.]+", 1),
 ]
 TOKEN = re.compile("|".join(f"(?P<{name}>{regex})" for name, regex, _, _ in RULES))
 _CLASSES = {name: (cls, level) for name, _, cls, level in RULES}
+
+
+PLAIN = set(" #&~-:!'\"=<>,%@;/`")  # characters re.escape escapes that RE2 reads plainly
 
 
 class GeneraliseError(ValueError):
@@ -87,7 +90,7 @@ def pattern_at(text: str, level: int) -> str:
 
 def _tidy(pattern: str) -> str:
     """re.escape escapes spaces and a few harmless characters; RE2 reads them plainly, people read them better."""
-    return re.sub(r"\\([ #&~\-:!'\"=<>,%@;/`])", r"\1", pattern)
+    return re.sub(r"\\(.)", lambda found: found.group(1) if found.group(1) in PLAIN else found.group(0), pattern)
 
 
 def skeleton(text: str) -> str:
