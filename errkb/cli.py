@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import catalog, listing, store
+from . import catalog, listing, readme_table, store
 from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
@@ -84,6 +84,8 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
             )
     if any(result.status != "unchanged" for result in results) and (root / store.DATABASE_FILE).exists():
         click.echo(f"updated {root / store.DATABASE_FILE}")
+    if readme_table.refresh(root):
+        click.echo(f"updated the coverage table of {root / readme_table.README}")
 
 
 @cli.command()

@@ -42,7 +42,7 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
                  1 otherwise (or when a --with environment cannot be made),
                  2 for usage (no SLUG and no --all, both, an unknown SLUG, a --with that does not parse).
     """
-    from .. import store  # the harness loads only when the command runs
+    from .. import readme_table, store  # the harness loads only when the command runs
     from . import environments, harness, history, report
     from .contract import ContractError, read_needs
 
@@ -101,6 +101,8 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
                 results += harness.reproduce(root, selected, jobs=jobs, progress=progress, environment=environment, on_result=keep)
     finally:
         db.close()
+    if not no_write and readme_table.refresh(root):
+        say(f"updated the coverage table of {root / readme_table.README}")
     if not as_json:
         click.echo(report.table(results))
     click.echo(report.summary(results, strict), err=as_json)
