@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from .capture import DraftError
-from .make import draft
+from .make import draft, draft_api_change
 
 USAGE = "errkb draft -- python snippet.py   (or: errkb draft --from snippet.py)"
 
@@ -37,18 +37,37 @@ def snippet_and_python(command: tuple[str, ...], from_file: Path | None) -> tupl
 @click.option("--sha", help="The source commit of the installed library, when its metadata names none (40 hex).")
 @click.option("--timeout", "timeout_s", type=float, default=120, show_default=True, help="Seconds the snippet may run.")
 @click.option("--allow-no-gpu", is_flag=True, help="Draft a 'no GPU' error itself (CUDA not available, no driver).")
+@click.option("--api-change", is_flag=True, help="The error came with a release of --library: bisect its releases "
+              "(each in its own uv environment) for the last that works and the first that raises.")
+@click.option("--library", metavar="DIST", help="With --api-change: the distribution whose releases to run.")
+@click.option("--since", metavar="VERSION", help="With --api-change: the oldest release to consider.")
+@click.option("--until", metavar="VERSION", help="With --api-change: the newest release to consider.")
+@click.option("--releases", metavar="V1,V2,...", help="With --api-change: exactly these releases (comma-separated).")
+@click.option("--pre", is_flag=True, help="With --api-change: consider pre-releases too.")
 @click.pass_obj
 def draft_command(root: Path, command: tuple[str, ...], from_file: Path | None, slug: str | None, tags: tuple[str, ...],
-                  sha: str | None, timeout_s: float, allow_no_gpu: bool) -> None:
+                  sha: str | None, timeout_s: float, allow_no_gpu: bool, api_change: bool, library: str | None,
+                  since: str | None, until: str | None, releases: str | None, pre: bool) -> None:
     """Start a record from a snippet that raises: run it in the sandbox, capture its error, and write a draft
     records/<slug>.json and reproductions/<slug>.py with stubs (TODO(errkb-draft)) for what a person must write.
 
-    errkb draft -- python snippet.py. Nothing is written when the snippet does not raise, raises from your own code,
+    errkb draft -- python snippet.py. With --api-change --library DIST, the snippet runs against DIST's releases
+    (the index pip is configured with) and the draft records the last release that works and the first that
+    raises, naming every release run. Nothing is written when the snippet does not raise, raises from your own code,
     runs past --timeout or needs a GPU this machine lacks. `errkb validate` refuses the draft until every stub is filled.
     """
     try:
         snippet, python = snippet_and_python(command, from_file)
-        made = draft(root, snippet, python, slug, tags, sha, timeout_s, allow_no_gpu)
+        if api_change != bool(library):
+            raise DraftError("--api-change and --library DIST go together: errkb draft --api-change --library DIST -- python snippet.py")
+        if not api_change and (since or until or releases or pre):
+            raise DraftError("--since, --until, --releases and --pre choose releases for --api-change")
+        if api_change:
+            only = [v.strip() for v in releases.split(",") if v.strip()] if releases else None
+            made = draft_api_change(root, snippet, library, slug, tags, sha, timeout_s, since, until, only, pre,
+                                    say=lambda text: click.echo(text, err=True))
+        else:
+            made = draft(root, snippet, python, slug, tags, sha, timeout_s, allow_no_gpu)
     except DraftError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)

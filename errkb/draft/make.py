@@ -9,6 +9,7 @@ from pathlib import Path
 from .. import store
 from ..coverage import reproduction_path
 from ..patterns import PatternError, pattern_matches
+from . import api_change
 from .capture import Captured, DraftError, capture
 from .compose import needs_packages, plain_version, record_of, reproduction_of, suggested_slug, suggested_tags
 from .generalise import GeneraliseError, corpus, generalise
@@ -86,6 +87,27 @@ def draft(root: Path, snippet: Path, python: str | None = None, slug: str | None
     return write_draft(root, snippet, text, captured, slug, tags, sha)
 
 
+def draft_api_change(root: Path, snippet: Path, library: str, slug: str | None = None, tags: tuple[str, ...] = (),
+                     sha: str | None = None, timeout_s: float = 120, since: str | None = None, until: str | None = None,
+                     only: list[str] | None = None, pre: bool = False, say=lambda text: None) -> Draft:
+    """Bisect `library`'s releases for the one that introduced the snippet's error, and draft its record."""
+    try:
+        text = read_snippet(snippet)
+    except SnippetError as exc:
+        raise DraftError(str(exc)) from None
+    if slug is not None and not store.is_safe_slug(slug):
+        raise DraftError(f"--slug {slug!r}: expected kebab-case (lowercase letters and digits joined by single hyphens)")
+    releases = api_change.select(api_change.list_releases(library, pre), since, until, only)
+    say(f"{library}: {len(releases)} release(s) from {releases[0]} to {releases[-1]}")
+    found = api_change.bisect(text, snippet.name, library, releases, timeout_s, say)
+    made = write_draft(root, snippet, text, found.captured, slug, tags, sha, api_change=True,
+                       wording_source=f"{found.captured.site.distribution}=={found.first_failing}",
+                       extra_doc=api_change.extra_doc(found),
+                       needs=api_change.needs_of(found, found.captured), extra_code=api_change.api_literal(found))
+    made.notes[:1] = [*found.report(), f"last working {library}=={found.last_working}, first failing {library}=={found.first_failing}"]
+    return made
+
+
 def write_draft(root: Path, snippet: Path, text: str, captured: Captured, slug: str | None, tags, sha: str | None,
                 api_change: bool = False, wording_source: str | None = None, extra_doc: str = "",
                 needs: dict | None = None, extra_code: str = "") -> Draft:
@@ -105,6 +127,7 @@ def write_draft(root: Path, snippet: Path, text: str, captured: Captured, slug: 
         if path.exists():
             raise DraftError(f"{path} exists: choose another --slug, or remove the old draft first")
     tags = suggested_tags(captured, captured.site.distribution, tags, api_change)
+    extra_doc = extra_doc.replace("errkb reproduce SLUG", f"errkb reproduce {slug}")
     envelope = record_of(captured, source, generalised.pattern, slug, tags, api_change)
     site = captured.site
     wording_source = wording_source or f"{site.distribution}=={plain_version(site.version)}"
