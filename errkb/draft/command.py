@@ -26,7 +26,7 @@ def snippet_and_python(command: tuple[str, ...], from_file: Path | None) -> tupl
     python = shutil.which(command[0])
     if python is None:
         raise DraftError(f"command not found: {command[0]}")
-    return Path(command[1]), python
+    return Path(command[1]), os.path.abspath(python)  # the stage runs in a scratch folder
 
 
 @click.command(name="draft", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
