@@ -25,6 +25,7 @@ SAME_ERROR = [
     ("Trainer.__init__() got an unexpected keyword argument 'gpus'", "Trainer.__init__() got an unexpected keyword argument 'progress_bar_refresh_rate'"),
     ("module name can't contain \".\", got: encoder.layer", "module name can't contain \".\", got: a.b"),
     ("invalid number of tags: 0", "invalid number of tags: -3"),
+    ('Module [Classifier] is missing the required "forward" function', 'Module [ResNet50] is missing the required "forward" function'),
     ("Invalid version: 'not a version'", "Invalid version: '1.0.0-final-beta'"),
     ("CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.85 GiB already allocated)",
      "CUDA out of memory. Tried to allocate 2.50 GiB (GPU 1; 23.65 GiB total capacity; 19.01 GiB already allocated)"),

@@ -87,7 +87,7 @@ def select(releases: list[str], since: str | None, until: str | None, only: list
 def others_of(snippet_text: str, library: str) -> dict[str, str]:
     """The snippet's other libraries, pinned to what is installed here (exact local build: torch 2.13.0+cpu stays the
     CPU wheel, never another torch)."""
-    facts = locate([], sorted(imported_modules(snippet_text)))
+    facts = locate([], sorted(imported_modules(snippet_text) | {"torch"}))  # torch: a dependency pinned, never resolved
     return {name: f"=={f['version']}" for name, f in facts["distributions"].items()
             if canonicalize_name(name) != canonicalize_name(library) and f.get("version")}
 

@@ -33,6 +33,7 @@ RULES = [
     ("dtype", rf"\b(?:{DTYPES})\b", DTYPE_CLASS, 2),
     # A quote opens and closes beside no letter: the apostrophe of "can't" is not one.
     ("quoted", r"(?<![\w\\])(?:'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`)(?!\w)", None, 2),  # class from the quote
+    ("bracketed", r"\[[A-Za-z_][\w.]*\]", r"\[[\w.]+\]", 2),  # Module [Classifier], a class or key name
     ("call", r"\b[A-Za-z_][\w.]*\(\)", r"[\w.]+\(\)", 2),
     ("dotted", r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b", r"[\w.]+", 2),  # a module or parameter name: encoder.layer
     ("sizes", r"\b\d+(?:x\d+)+\b", r"\d+(?:x\d+)*", 1),  # 64x3136
