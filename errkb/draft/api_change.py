@@ -10,14 +10,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..patterns import pattern_matches
 from ..reproduce import environments
 from .capture import Captured, DraftError, capture, locate, run_snippet
-from .compose import plain_version
 from .generalise import generalise
 from .snippet import imported_modules
 
@@ -40,6 +39,7 @@ class Bisection:
     first_failing: str | None = None
     captured: Captured | None = None  # the error on the newest release
     python: str | None = None  # the newest release's environment
+    pins: dict[str, str] = field(default_factory=dict)  # --pin: requirements every environment gets
 
     def outcome(self, version: str) -> str | None:
         return next((run.outcome for run in self.runs if run.version == version), None)
@@ -92,10 +92,22 @@ def others_of(snippet_text: str, library: str) -> dict[str, str]:
             if canonicalize_name(name) != canonicalize_name(library) and f.get("version")}
 
 
+def parse_pins(pins) -> dict[str, str]:
+    """--pin setuptools<70 --pin lightning-cloud==0.5.32: what old releases need beside them (name -> specifier)."""
+    parsed = {}
+    for text in pins or ():
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement as exc:
+            raise DraftError(f"--pin {text!r} is not a requirement: {exc}") from None
+        parsed[requirement.name] = str(requirement.specifier)
+    return parsed
+
+
 def bisect(snippet_text: str, name: str, library: str, releases: list[str], timeout_s: float,
-           say: Callable[[str], None] = lambda text: None) -> Bisection:
-    found = Bisection(library, releases)
-    others = others_of(snippet_text, library)
+           say: Callable[[str], None] = lambda text: None, pins: dict[str, str] | None = None) -> Bisection:
+    found = Bisection(library, releases, pins=dict(pins or {}))
+    others = {**others_of(snippet_text, library), **found.pins}
 
     def environment(version: str) -> str | None:
         prepared = environments.prepare([Requirement(f"{library}=={version}")], others, say=say)
@@ -170,12 +182,12 @@ def needs_of(found: Bisection, captured: Captured) -> dict:
     packages = {found.library: ""}
     for name, facts in sorted(captured.distributions.items()):
         if canonicalize_name(name) != canonicalize_name(found.library) and facts.get("version"):
-            packages[name] = f"=={plain_version(facts['version'])}"
-    return {"packages": packages, "cuda_devices": 0, "timeout_s": 120}
+            packages[name] = f"=={facts['version']}"  # the exact build (torch 2.13.0+cpu), as the bisection ran it
+    return {"packages": {**packages, **found.pins}, "cuda_devices": 0, "timeout_s": 120}
 
 
 def api_literal(found: Bisection) -> str:
     runs = {run.version: run.outcome for run in sorted(found.runs, key=lambda run: Version(run.version))}
     return ("\n\n# What errkb draft --api-change ran (each release in its own environment) and saw.\n"
             f"API_CHANGE = {{\"library\": {found.library!r}, \"last_working\": {found.last_working!r}, "
-            f"\"first_failing\": {found.first_failing!r}, \"runs\": {runs!r}}}\n")
+            f"\"first_failing\": {found.first_failing!r}, \"runs\": {runs!r}, \"pins\": {found.pins!r}}}\n")

@@ -44,10 +44,12 @@ def snippet_and_python(command: tuple[str, ...], from_file: Path | None) -> tupl
 @click.option("--until", metavar="VERSION", help="With --api-change: the newest release to consider.")
 @click.option("--releases", metavar="V1,V2,...", help="With --api-change: exactly these releases (comma-separated).")
 @click.option("--pre", is_flag=True, help="With --api-change: consider pre-releases too.")
+@click.option("--pin", "pins", multiple=True, metavar="REQUIREMENT", help="With --api-change: also install this in "
+              "every environment (repeat), e.g. what old releases need from their era: --pin 'setuptools<70'.")
 @click.pass_obj
 def draft_command(root: Path, command: tuple[str, ...], from_file: Path | None, slug: str | None, tags: tuple[str, ...],
                   sha: str | None, timeout_s: float, allow_no_gpu: bool, api_change: bool, library: str | None,
-                  since: str | None, until: str | None, releases: str | None, pre: bool) -> None:
+                  since: str | None, until: str | None, releases: str | None, pre: bool, pins: tuple[str, ...]) -> None:
     """Start a record from a snippet that raises: run it in the sandbox, capture its error, and write a draft
     records/<slug>.json and reproductions/<slug>.py with stubs (TODO(errkb-draft)) for what a person must write.
 
@@ -60,12 +62,12 @@ def draft_command(root: Path, command: tuple[str, ...], from_file: Path | None, 
         snippet, python = snippet_and_python(command, from_file)
         if api_change != bool(library):
             raise DraftError("--api-change and --library DIST go together: errkb draft --api-change --library DIST -- python snippet.py")
-        if not api_change and (since or until or releases or pre):
-            raise DraftError("--since, --until, --releases and --pre choose releases for --api-change")
+        if not api_change and (since or until or releases or pre or pins):
+            raise DraftError("--since, --until, --releases, --pre and --pin are for --api-change")
         if api_change:
             only = [v.strip() for v in releases.split(",") if v.strip()] if releases else None
             made = draft_api_change(root, snippet, library, slug, tags, sha, timeout_s, since, until, only, pre,
-                                    say=lambda text: click.echo(text, err=True))
+                                    say=lambda text: click.echo(text, err=True), pins=pins)
         else:
             made = draft(root, snippet, python, slug, tags, sha, timeout_s, allow_no_gpu)
     except DraftError as exc:

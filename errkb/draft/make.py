@@ -89,7 +89,7 @@ def draft(root: Path, snippet: Path, python: str | None = None, slug: str | None
 
 def draft_api_change(root: Path, snippet: Path, library: str, slug: str | None = None, tags: tuple[str, ...] = (),
                      sha: str | None = None, timeout_s: float = 120, since: str | None = None, until: str | None = None,
-                     only: list[str] | None = None, pre: bool = False, say=lambda text: None) -> Draft:
+                     only: list[str] | None = None, pre: bool = False, say=lambda text: None, pins=()) -> Draft:
     """Bisect `library`'s releases for the one that introduced the snippet's error, and draft its record."""
     try:
         text = read_snippet(snippet)
@@ -97,9 +97,10 @@ def draft_api_change(root: Path, snippet: Path, library: str, slug: str | None =
         raise DraftError(str(exc)) from None
     if slug is not None and not store.is_safe_slug(slug):
         raise DraftError(f"--slug {slug!r}: expected kebab-case (lowercase letters and digits joined by single hyphens)")
+    pinned = api_change.parse_pins(pins)
     releases = api_change.select(api_change.list_releases(library, pre), since, until, only)
     say(f"{library}: {len(releases)} release(s) from {releases[0]} to {releases[-1]}")
-    found = api_change.bisect(text, snippet.name, library, releases, timeout_s, say)
+    found = api_change.bisect(text, snippet.name, library, releases, timeout_s, say, pinned)
     made = write_draft(root, snippet, text, found.captured, slug, tags, sha, api_change=True,
                        wording_source=f"{found.captured.site.distribution}=={found.first_failing}",
                        extra_doc=api_change.extra_doc(found),

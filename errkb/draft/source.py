@@ -15,6 +15,7 @@ from ..reproduce.libraries import LIBRARIES, repos_in
 from .capture import Captured
 
 BEFORE, AFTER = 8, 2  # excerpt lines around the raise statement
+FROM_DEF = 20  # a raise this close to its function's def line: the excerpt starts at the def
 UNRESOLVED = "unresolved"
 
 
@@ -56,14 +57,17 @@ def commit_of(distribution: str, facts: dict, sha: str | None) -> tuple[str | No
 def excerpt_bounds(text: str, line: int) -> tuple[int, int]:
     """From a few lines before the raise statement to a few after its last line, inside the file."""
     lines = text.splitlines()
-    end_of_statement = line
+    end_of_statement, function_start = line, None
     try:
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.stmt) and node.lineno == line and not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.If, ast.For, ast.While, ast.With, ast.Try)):
                 end_of_statement = max(end_of_statement, node.end_lineno or line)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+                function_start = max(function_start or 0, node.lineno)  # the innermost function around the raise
     except SyntaxError:
         pass
-    start = max(1, line - BEFORE)
+    near = function_start is not None and line - function_start <= FROM_DEF
+    start = function_start if near else max(1, line - BEFORE)
     end = min(len(lines), end_of_statement + AFTER)
     while end > line and not lines[end - 1].strip():  # no trailing blank lines
         end -= 1
