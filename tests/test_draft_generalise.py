@@ -34,6 +34,8 @@ DIFFERENT = [
     ("mat1 and mat2 shapes cannot be multiplied (64x3136 and 784x10)", "mat1 and mat2 must have the same dtype, but got Double and Float"),
     ("Trainer.__init__() got an unexpected keyword argument 'gpus'", "Trainer.__init__() missing 1 required positional argument: 'model'"),
     ("invalid number of tags: 0", "invalid literal for int() with base 10: 'abc'"),
+    # The function a TypeError names is the error's identity: another function's unexpected keyword is another error.
+    ("Trainer.__init__() got an unexpected keyword argument 'gpus'", "__init__() got an unexpected keyword argument 'size_average'"),
     ("cannot import name 'cached_download' from 'huggingface_hub' (/x/huggingface_hub/__init__.py)", "No module named 'huggingface_hub'"),
     ("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
      "Expected all tensors to be on the same device, but got index is on cpu, different from other tensors on cuda:0"),

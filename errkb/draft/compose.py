@@ -143,7 +143,7 @@ def reproduction_of(captured: Captured, source: Source, snippet_text: str, snipp
         f"NEEDS = {pformat(needs, width=110, sort_dicts=False)}",
         'SOLUTIONS = {1: "solution_1"}',
         'CODE = {"exampleFix": "example_fix", "validationCode": "guard"}',
-        f'CODE_NAMES = {{"exampleFix": ["{MARKER}"], "validationCode": ["{MARKER}"]}}',
+        f'CODE_NAMES = {{"exampleFix": [], "validationCode": []}}  # {MARKER}: the user\'s names each field reads',
         f'VALID = {{"{MARKER}": "valid_situation"}}',
         "WORDINGS = [",
         *(f"    {w!r}," for w in wordings),

@@ -34,8 +34,8 @@ RULES = [
     # A quote opens and closes beside no letter: the apostrophe of "can't" is not one.
     ("quoted", r"(?<![\w\\])(?:'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`)(?!\w)", None, 2),  # class from the quote
     ("bracketed", r"\[[A-Za-z_][\w.]*\]", r"\[[\w.]+\]", 2),  # Module [Classifier], a class or key name
-    ("call", r"\b[A-Za-z_][\w.]*\(\)", r"[\w.]+\(\)", 2),
-    ("dotted", r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b", r"[\w.]+", 2),  # a module or parameter name: encoder.layer
+    # A module or parameter name (encoder.layer); a called name (Trainer.__init__()) names the error: kept.
+    ("dotted", r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b(?!\()", r"[\w.]+", 2),
     ("sizes", r"\b\d+(?:x\d+)+\b", r"\d+(?:x\d+)*", 1),  # 64x3136
     ("amount", r"\b\d+(?:\.\d+)? ?(?:[KMGT]i?B|B|bytes)\b", r"\d+(?:\.\d+)? ?(?:[KMGT]i?B|B|bytes)", 1),
     ("number", r"-?\b\d+(?:\.\d+)?\b", r"-?[\d.]+", 1),
