@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli
+from errkb.reproduce.codenames import checked_text, free_names
 
 EXAMPLES = REPO / "tests" / "examples"
 
@@ -39,6 +40,11 @@ def test_validate_requires_a_reproduction_for_catalog_records(seeded_root):
     fields = [name for name in ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern") if record[name]]
     solutions = {i: "fix" for i in range(1, len(record["solutions"]) + 1)}
     stub.write_text(f"NEEDS = {{}}\nSOLUTIONS = {solutions!r}\nCODE = {dict.fromkeys(fields, 'fix')!r}\ndef trigger(): pass\ndef fix(): pass\n")
+    result = run_cli("validate", root=seeded_root)  # issue 18's contract: valid inputs, names, provenance
+    assert result.exit_code == 1 and "declares no valid inputs" in result.stderr and "PROVENANCE: missing" in result.stderr
+    names = {name: free_names(checked_text(name, record[name])) for name in fields if checked_text(name, record[name])}
+    with stub.open("a") as handle:
+        handle.write(f"VALID = {{'ok': 'fix'}}\nCODE_NAMES = {names!r}\nPROVENANCE = {{'checked': 'unverified', 'why': 'a stub'}}\n")
     assert run_cli("validate", root=seeded_root).exit_code == 0
     (seeded_root / "reproductions" / f"{SEED_SLUG}.py").unlink()
     (seeded_root / "reproductions" / "EXEMPT").write_text(f"{SEED_SLUG}  # being written\n")
@@ -64,6 +70,7 @@ def test_show_for_people_and_as_json(seeded_root):
     result = run_cli("show", "--json", SEED_SLUG, root=seeded_root)
     shown = json.loads(result.stdout)
     assert shown.pop("verifications") == []  # seeded_root has no committed results
+    assert (shown.pop("provenance"), shown.pop("provenanceSummary")) == (None, "not stated")  # nor a reproduction
     assert shown == json.loads(SEED_RECORD.read_text())["record"]
 
 

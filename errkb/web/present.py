@@ -6,8 +6,11 @@ import json
 import re
 from datetime import datetime
 
+from pathlib import Path
+
 from markupsafe import Markup, escape
 
+from ..reproduce.contract import provenance_summary, read_provenance
 from . import urls
 
 LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
@@ -39,6 +42,7 @@ def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dic
             record["repo"], record["analyzedSha"], record["filePath"], record["sourceCodeStart"], record["sourceCodeEnd"]
         ),
         "commit_url": urls.github_commit(record["repo"], record["analyzedSha"]),
+        "provenance": provenance_summary(_provenance(datasette, database, record["slug"])),
         "runs": [run_view(run) for run in runs],
         **proof_context(datasette, database, record, runs),
         "links": {
@@ -53,6 +57,12 @@ def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dic
             for tag in record["tags"]
         },
     }
+
+
+def _provenance(datasette, database: str, slug: str) -> dict | None:
+    """What the record's excerpt was checked against: its reproduction's PROVENANCE, beside catalog.db."""
+    path = datasette.get_database(database).path
+    return read_provenance(Path(path).parent, slug) if path else None
 
 
 def match_items(datasette, matches, rows: dict[str, dict]) -> list[dict]:
