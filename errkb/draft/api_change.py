@@ -40,6 +40,7 @@ class Bisection:
     captured: Captured | None = None  # the error on the newest release
     python: str | None = None  # the newest release's environment
     pins: dict[str, str] = field(default_factory=dict)  # --pin: requirements every environment gets
+    others: dict[str, str] = field(default_factory=dict)  # all that every environment got beside the library
 
     def outcome(self, version: str) -> str | None:
         return next((run.outcome for run in self.runs if run.version == version), None)
@@ -107,7 +108,7 @@ def parse_pins(pins) -> dict[str, str]:
 def bisect(snippet_text: str, name: str, library: str, releases: list[str], timeout_s: float,
            say: Callable[[str], None] = lambda text: None, pins: dict[str, str] | None = None) -> Bisection:
     found = Bisection(library, releases, pins=dict(pins or {}))
-    others = {**others_of(snippet_text, library), **found.pins}
+    others = found.others = {**others_of(snippet_text, library), **found.pins}
 
     def environment(version: str) -> str | None:
         prepared = environments.prepare([Requirement(f"{library}=={version}")], others, say=say)
@@ -177,13 +178,14 @@ def extra_doc(found: Bisection) -> str:
 
 
 def needs_of(found: Bisection, captured: Captured) -> dict:
-    """Any release of the library (the old side must run, and not raise, for its result to count), the other
-    distributions as installed."""
+    """Any release of the library (the old side must run, and not raise, for its result to count) and everything
+    the bisection's environments got beside it, exactly (torch 2.13.0+cpu stays that build: an environment made
+    from these NEEDS never resolves another torch)."""
     packages = {found.library: ""}
     for name, facts in sorted(captured.distributions.items()):
         if canonicalize_name(name) != canonicalize_name(found.library) and facts.get("version"):
-            packages[name] = f"=={facts['version']}"  # the exact build (torch 2.13.0+cpu), as the bisection ran it
-    return {"packages": {**packages, **found.pins}, "cuda_devices": 0, "timeout_s": 120}
+            packages[name] = f"=={facts['version']}"
+    return {"packages": {**packages, **found.others}, "cuda_devices": 0, "timeout_s": 120}
 
 
 def api_literal(found: Bisection) -> str:
