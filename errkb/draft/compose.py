@@ -137,7 +137,7 @@ def reproduction_of(captured: Captured, source: Source, snippet_text: str, snipp
         '"""\n'
     )
     wordings = [
-        {"text": first_line if len(captured.message) > 200 else captured.message, "source": wording_source, "match": "pattern"},
+        {"text": head(captured.message), "source": wording_source, "match": "pattern"},  # a whole sentence, not a cut
     ]
     text = doc + "\n".join([
         f"NEEDS = {pformat(needs, width=110, sort_dicts=False)}",
