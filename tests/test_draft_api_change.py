@@ -99,12 +99,13 @@ def test_bisection_finds_the_release_and_the_filled_draft_proves_both_sides(whee
 
     fill(root, "errkbapi-old-load-removed", "Call errkbapi.new_load, which replaced old_load in 3.0",
          "    import errkbapi\n    assert errkbapi.new_load(1) == 1")
-    assert run_cli("validate", root=root).exit_code == 0
     proved = run_cli("reproduce", "errkbapi-old-load-removed", "--json", *[f"--with=errkbapi=={v}" for v in ("2.0", "3.0", "4.0")],
                      root=root)
     verdicts = {r["environment"]["label"]: r["verdict"] for r in map(json.loads, proved.stdout.splitlines())}
     # The old side runs the snippet without the error; the new side raises it and the fix works there.
     assert verdicts == {"errkbapi==2.0": "not-reproduced", "errkbapi==3.0": "verified", "errkbapi==4.0": "verified"}
+    checked = run_cli("validate", root=root)  # the drafted wording is now backed by the 3.0 result
+    assert checked.exit_code == 0, checked.output
 
 
 def test_a_range_with_no_working_side_writes_nothing(wheels, root, tmp_path):
