@@ -40,7 +40,7 @@ class Bisection:
     captured: Captured | None = None  # the error on the newest release
     python: str | None = None  # the newest release's environment
     pins: dict[str, str] = field(default_factory=dict)  # --pin: requirements every environment gets
-    others: dict[str, str] = field(default_factory=dict)  # all that every environment got beside the library
+    others: dict[str, str] = field(default_factory=dict)  # what the newest release's environment got beside it
 
     def outcome(self, version: str) -> str | None:
         return next((run.outcome for run in self.runs if run.version == version), None)
@@ -108,13 +108,15 @@ def parse_pins(pins) -> dict[str, str]:
 def bisect(snippet_text: str, name: str, library: str, releases: list[str], timeout_s: float,
            say: Callable[[str], None] = lambda text: None, pins: dict[str, str] | None = None) -> Bisection:
     found = Bisection(library, releases, pins=dict(pins or {}))
-    others = found.others = {**others_of(snippet_text, library), **found.pins}
+    others = {**others_of(snippet_text, library), **found.pins}
 
     def environment(version: str) -> str | None:
         prepared = environments.prepare([Requirement(f"{library}=={version}")], others, say=say)
         if prepared.problem:
             found.runs.append(Run(version, UNINSTALLABLE, prepared.problem[:300]))
             return None
+        if version == releases[-1]:  # what the newest environment could not get is not a need of the record
+            found.others = {name: spec for name, spec in others.items() if name not in prepared.unavailable}
         return prepared.python
 
     newest = releases[-1]
