@@ -7,8 +7,9 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import strategies as st
 
-from errkb.reproduce import errkb_record
+from errkb.reproduce import errkb_record, runner
 from errkb.reproduce.codenames import checked_text, free_names
 from errkb.reproduce.contract import (
     ContractError, contract_problems, guard_gaps, name_gaps, only_defines, read_contract,
@@ -152,6 +153,36 @@ def test_the_runtime_refuses_undeclared_names_and_replaced_objects():
         with pytest.raises(errkb_record.ContractViolation, match="exampleFix replaced the user's model \\(KEEP\\)"):
             errkb_record.run("exampleFix", {"model": object()}, section="after")
         assert [entry["outcome"] for entry in errkb_record.EXECUTED] == ["refused", "passed", "replaced"]
+    finally:
+        errkb_record.load({})
+        errkb_record.EXECUTED.clear()
+
+
+def test_valid_inputs_are_checked_per_guard_and_a_generated_rejection_is_shrunk():
+    """The runner's valid-inputs stage in process: lists, dicts and a Hypothesis strategy, one log entry each."""
+    errkb_record.load({"validationCode": "assert len(lengths) > 1, 'a batch of one'"}, {"validationCode": ["lengths"]})
+    module = SimpleNamespace(
+        pairs=lambda: [{"lengths": [3, 2]}, {"lengths": [2, 2], "unused": 0}],
+        generated=lambda: st.lists(st.integers(1, 3), min_size=1, max_size=5).map(lambda values: {"lengths": values}),
+    )
+    try:
+        runner.check_valid_inputs(module, errkb_record, {"pairs": "pairs", "generated": "generated"}, {})
+        pairs, generated = errkb_record.EXECUTED
+        assert (pairs["valid"], pairs["outcome"], pairs["examples"]) == ("pairs", "passed", 2)
+        assert (generated["valid"], generated["outcome"]) == ("generated", "flagged")
+        assert generated["input"] == "{lengths: [1]}"  # shrunk to the smallest batch of one
+    finally:
+        errkb_record.load({})
+        errkb_record.EXECUTED.clear()
+
+
+def test_a_rejected_input_is_shown_without_the_names_the_guard_defined():
+    errkb_record.load({"validationCode": "bad = lengths[0] < 2\nassert not bad, 'too short'"})
+    module = SimpleNamespace(short=lambda: {"lengths": [1, 3]})
+    try:
+        runner.check_valid_inputs(module, errkb_record, {"short": "short"}, {})
+        (entry,) = errkb_record.EXECUTED
+        assert (entry["outcome"], entry["input"]) == ("flagged", "{lengths: [1, 3]}")
     finally:
         errkb_record.load({})
         errkb_record.EXECUTED.clear()

@@ -207,7 +207,7 @@ def _check_one(record, field: str, names: dict, expr: str | None) -> bool:
     declared = record.NAMES.get(field)
     seen = {key: value for key, value in names.items() if declared is None or key in declared}
     try:
-        passed = record.check(field, seen, expr=expr)
+        passed = record.check(field, dict(seen), expr=expr)  # a copy: the guard's own names stay out of `seen`
     except Exception:
         passed = False  # the guard crashed on a valid input: its log entry says how
     if not passed:

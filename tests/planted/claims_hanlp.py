@@ -8,6 +8,8 @@ CODE_NAMES = {"exampleFix": ["tagger", "model", "nn", "net"], "validationCode": 
               "tryCatchPattern": ["tagger", "model", "nn"]}
 KEEP = ["model"]
 
+PROVENANCE = {"checked": "unverified", "why": "a planted record: its excerpt is not the point"}
+
 import errkb_record as record
 from hanlp.components.taggers.rnn_tagger import RNNTagger
 from torch import nn

@@ -7,6 +7,8 @@ CODE = {"exampleFix": "example_fix"}
 CODE_NAMES = {"exampleFix": ["torch", "pack_padded_sequence", "padded", "lengths"]}
 KEEP = ["padded"]
 
+PROVENANCE = {"checked": "unverified", "why": "a planted record: its excerpt is not the point"}
+
 import errkb_record as record
 import torch
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence

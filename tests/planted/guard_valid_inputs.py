@@ -7,6 +7,8 @@ CODE = {"validationCode": "guard"}
 VALID = {"python-list": "valid_list", "int32-lengths": "valid_int32", "generated-batches": "valid_generated"}
 CODE_NAMES = {"validationCode": ["torch", "lengths"]}
 
+PROVENANCE = {"checked": "unverified", "why": "a planted record: its excerpt is not the point"}
+
 import errkb_record as record
 import torch
 from hypothesis import strategies as st
