@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import catalog, evidence, listing, search, signing, store, verifications, writes
+from . import catalog, evidence, listing, readme_table, search, signing, store, verifications, writes
 from .hits import short_title
 from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
@@ -17,6 +17,7 @@ from .terminal import inert, inert_json
 from .validate import check_files, load_envelope
 from .coverage import duplicate_ids, missing_reproductions, reproduction_path
 from .run import verification
+from .draft.stubs import reproduction_stub_problems, slug_of
 from .matching.command import catalog_root
 from .reproduce.command import reproduce
 
@@ -66,6 +67,9 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
     files = _expand(paths)
     if not files:
         fail([f"no *.json file in {', '.join(map(str, paths))}"])
+    stubs = [p for file in files if slug_of(file) for p in reproduction_stub_problems(reproduction_path(root, slug_of(file)))]
+    if stubs:
+        fail(stubs)
     try:
         results = writes.add_files(root, files, replace)
     except InvalidInput as exc:
@@ -82,6 +86,8 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
             )
     if any(result.status != "unchanged" for result in results) and (root / store.DATABASE_FILE).exists():
         click.echo(f"updated {root / store.DATABASE_FILE}")
+    if readme_table.refresh(root):
+        click.echo(f"updated the coverage table of {root / readme_table.README}")
 
 
 @cli.command()
@@ -96,6 +102,7 @@ def validate(root: Path, paths: tuple[Path, ...]) -> None:
     files = _expand(paths or (root / store.RECORDS_DIR,))
     good, problems = check_files(files)
     problems += missing_reproductions(root, good) + duplicate_ids(good)
+    problems += [p for _, envelope in good for p in reproduction_stub_problems(reproduction_path(root, envelope.record.slug))]
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     click.echo(f"{len(files)} file(s) checked, {len(problems)} problem(s)")
@@ -317,9 +324,11 @@ cli.add_command(reproduce)
 
 from .matching.command import match_command  # noqa: E402
 from .run import run_command  # noqa: E402
+from .draft.command import draft_command  # noqa: E402
 
 cli.add_command(match_command)
 cli.add_command(run_command)
+cli.add_command(draft_command)
 
 
 def main() -> None:

@@ -61,7 +61,7 @@ CASES = [
     Case("no-reproduction", None, {}, "not-reproduced", "no reproduction: expected reproductions/no-reproduction.py"),
     Case("exempt", None, {}, "skipped", "no reproduction yet: reproductions/exempt.py is missing and the record is exempt"),
     Case("unknown-library", "does_nothing.py", {"repo": "someone/elsewhere"}, "not-reproduced",
-         "unknown library: no installed package is known for repo 'someone/elsewhere'"),
+         "unknown library: no distribution in reproductions/unknown-library.py's NEEDS packages names repo 'someone/elsewhere'"),
     Case("warning", "softmax_warning.py", softmax_warning(r"Implicit dimension choice for \w+ has been deprecated", SOFTMAX_MESSAGE),
          "verified", "UserWarning emitted at torch/nn/functional.py:"),
     Case("warning-wrong-pattern", "softmax_warning.py", softmax_warning("Implicit dimension choice for log_softmax", LOG_SOFTMAX_MESSAGE),

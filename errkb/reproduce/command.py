@@ -69,7 +69,7 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
                  1 otherwise (or when a --with environment cannot be made; --plan: an unexpected skip),
                  2 for usage (no SLUG and no --all, both, an unknown SLUG, a --with that does not parse).
     """
-    from .. import signing, store  # the harness loads only when the command runs
+    from .. import readme_table, signing, store  # the harness loads only when the command runs
     from ..lock import CatalogBusy
     from ..problems import InvalidInput
     from . import environments, harness, history, isolate, protections, report
@@ -159,6 +159,8 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
                 say(report.progress_line(result, done, total, label if wanted else None))
 
             results += harness.reproduce(root, selected, jobs=jobs, progress=progress, environment=environment, on_result=keep)
+    if not no_write and readme_table.refresh(root):
+        say(f"updated the coverage table of {root / readme_table.README}")
     outcomes = None
     if strict and hardware is not None:
         plans = {}
