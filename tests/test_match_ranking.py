@@ -13,7 +13,7 @@ import pytest
 from errkb import catalog
 from errkb.matching import THRESHOLD, Matcher
 from errkb.matching.matcher import wordings_from_results
-from errkb.verifications import current_hashes
+from trust_support import catalog_with, result, write
 from errkb.matching.score import situation_terms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,14 +68,10 @@ def test_observed_wordings_are_alternative_messages(tmp_path: Path):
     plain = Matcher.from_folder(REPO)
     paste = f"RuntimeError: {OLD_WORDING}\n"
     assert plain.match(paste) == []
-    results = tmp_path / "verifications" / "expected-all-tensors-on-same-device"
-    results.mkdir(parents=True)
-    record_hash, reproduction_hash = current_hashes(REPO, "expected-all-tensors-on-same-device")
-    (results / "torch-1.4.0-gpu.json").write_text(json.dumps({
-        "verdict": "wrong-error", "recordHash": record_hash, "reproductionHash": reproduction_hash,
-        "observedMessages": ["Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm"],
-    }))
-    observed = wordings_from_results(tmp_path / "verifications", REPO)  # current for the repository's files
+    root = catalog_with(tmp_path / "catalog", "expected-all-tensors-on-same-device")
+    old = "Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm"
+    write(root, result(root, "expected-all-tensors-on-same-device", "wrong-error", torch="1.4.0", message=old))
+    observed = wordings_from_results(root / "verifications")
     learned = Matcher.from_folder(REPO)
     assert learned.add_wordings(observed) == 1
     found = learned.match(paste)

@@ -59,7 +59,18 @@ def test_run_keeps_exit_status_and_says_nothing_without_a_traceback(root):
 def test_run_says_when_no_record_matches(root):
     result = errkb_cli(root, "run", "--", sys.executable, "-c", "raise KeyError('x')")
     assert result.returncode == 1
-    assert result.stderr.endswith("KeyError: 'x'\nerrkb: no record in the catalog matches this error.\n")
+    assert result.stderr.endswith(
+        "KeyError: 'x'\nerrkb: no record in the catalog matches this error.\nerrkb: to start a record for it (first cut "
+        "the crash down to a snippet.py that raises it): errkb draft -- python snippet.py\n"
+    )
+
+
+def test_run_names_the_draft_command_for_a_python_file(root, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("raise KeyError('x')\n")
+    result = errkb_cli(root, "run", "--", sys.executable, str(script))
+    assert result.returncode == 1
+    assert result.stderr.endswith(f"errkb: to start a record for it: errkb draft -- {sys.executable} {script}\n")
 
 
 def test_run_reports_signals_like_a_shell_and_missing_commands(root):

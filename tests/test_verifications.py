@@ -8,7 +8,7 @@ import pytest
 from sqlite_utils import Database
 
 from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
-from errkb import verifications
+from errkb import signing, verifications
 from errkb.store import file_hash
 
 SCHEMA = json.loads((REPO / verifications.SCHEMA_FILE).read_text(encoding="utf-8"))
@@ -26,8 +26,10 @@ def result(root, verdict="verified", torch="2.13.0+cpu", gpus=(), **changes) -> 
         "failedClaim": None, "drift": None,
         "stages": [{"stage": "trigger", "function": "trigger", "outcome": "raised", "kind": "exception",
                     "exceptionClass": "ValueError", "message": "DataParallel not supported when CRF is used",
-                    "raiseSite": "hanlp/components/taggers/tagger.py:37", "warnings": [], "executed": []}],
-        "claims": [{"kind": "solution", "index": 1, "verdict": verdict, "reason": "single_device() completed"}],
+                    "raiseSite": "hanlp/components/taggers/tagger.py:37", "warnings": [], "executed": []},
+                   *[{"stage": label, "function": function, "outcome": "returned"} for label, function in CLAIMS]],
+        "claims": [{"kind": label.split()[0], "index": int(label.split()[1]) if " " in label else None,
+                    "verdict": verdict, "reason": f"{function}() completed"} for label, function in CLAIMS],
         "packages": packages, "library": "hanlp 2.1.5", "python": "3.11.7", "torchGitVersion": "cf30153c4c131c8164ee7798e5022d810682e2cb",
         "torchBuild": "CPU", "hardware": {"cpu": "AMD EPYC", "cpuCount": 2, "gpus": list(gpus), "gpuCount": len(gpus), "cuda": None, "cudnn": None},
         "os": "Linux-6.1-x86_64", "startedAt": "2026-12-01T07:00:00.000000Z", "seconds": 5.2, "errkbVersion": "0.1.0",
@@ -37,19 +39,28 @@ def result(root, verdict="verified", torch="2.13.0+cpu", gpus=(), **changes) -> 
     return data
 
 
-def write(root, data) -> str:
+# The seed's claims as its reproduction demonstrates them (SOLUTIONS and CODE)
+CLAIMS = [("solution 1", "single_device"), ("solution 2", "crf_off"), ("exampleFix", "example_fix"), ("validationCode", "guard")]
+
+
+def write(root, data, sign=True) -> str:
+    """Write a result file, signed by the catalog's test maintainer key (as `errkb sign` would)."""
     path = root / "verifications" / data["slug"] / f"{data['environment']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    if sign:
+        signing.sign(root, path, signing.load_private_key(root.parent / "maintainer.pem"))
     return path.relative_to(root).as_posix()
 
 
 @pytest.fixture
 def catalog(tmp_path):
-    (tmp_path / "records").mkdir()
+    tmp_path = tmp_path / "catalog"
+    (tmp_path / "records").mkdir(parents=True)
     (tmp_path / "reproductions").mkdir()
     shutil.copy(CATALOG_SEED, tmp_path / "records")
     shutil.copy(REPO / "reproductions" / f"{SEED_SLUG}.py", tmp_path / "reproductions")
+    signing.generate_key(tmp_path.parent / "maintainer.pem", tmp_path / signing.KEYS_DIR / "test.pub")
     return tmp_path
 
 
@@ -223,12 +234,12 @@ def test_a_no_write_run_of_a_reproduction_since_reverted_does_not_decide(catalog
     original = reproduction.read_text(encoding="utf-8")
     assert run_cli("build", root=catalog).exit_code == 0
     reproduction.write_text(original + "\n# an experiment, reverted below\n", encoding="utf-8")
-    ran = run_cli("reproduce", SEED_SLUG, "--no-write", "--json", root=catalog)
+    ran = run_cli("reproduce", SEED_SLUG, "--no-write", "--json", "--trust-unsigned", root=catalog)  # a local run: unsigned
     verdict = json.loads(ran.stdout.splitlines()[0])["verdict"]
     assert verdict not in ("skipped", "crashed"), ran.stdout  # a run that judged the record
     assert verdict_row(catalog)[0] == verdict  # the run decides while its reproduction is today's
     reproduction.write_text(original, encoding="utf-8")
-    for build in (["build"], ["build", "--full"]):
+    for build in (["build", "--trust-unsigned"], ["build", "--full", "--trust-unsigned"]):  # stale, even trusted
         assert run_cli(*build, root=catalog).exit_code == 0
         assert verdict_row(catalog) == (None, None), build
         shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)

@@ -326,7 +326,7 @@ def test_record_page_shows_the_verification_history(client):
 def proven(tmp_path_factory):
     """The repository's records with their committed results: real runs on several releases."""
     root = tmp_path_factory.mktemp("proven")
-    for folder in ("records", "reproductions", "verifications"):
+    for folder in ("records", "reproductions", "verifications", "keys"):  # keys: to verify the results
         shutil.copytree(REPO / folder, root / folder)
     assert run_cli("build", root=root).exit_code == 0
     client = Client(make_datasette(root / "catalog.db"))

@@ -164,7 +164,7 @@ def test_the_record_page_reads_at_1280_and_390(tmp_path, browser, width):
     from errkb import catalog
 
     root = tmp_path / "root"
-    for folder in ("records", "reproductions", "verifications"):
+    for folder in ("records", "reproductions", "verifications", "keys"):  # keys: to verify the results
         shutil.copytree(REPO / folder, root / folder)
     catalog.build(root)
     context = browser.new_context(viewport={"width": width, "height": 900})
