@@ -15,7 +15,7 @@ from .lock import with_catalog_lock
 from .matching import index
 from .model import Envelope, Record
 from .problems import InvalidInput, Problem
-from .store import DATABASE_FILE, RECORDS_DIR, file_hash
+from .store import DATABASE_FILE, RECORDS_DIR
 from .runs import RUNS_TABLE, last_run, runs_by_slug, verdict_columns  # noqa: F401 (part of this module's interface)
 from .runs import ensure_table as ensure_runs_table
 from .runs import refresh_records as refresh_last_verdicts
@@ -312,22 +312,3 @@ def _drop_record_tables(conn: sqlite3.Connection) -> None:
     """Everything derived from records/ (children first, for the foreign keys); reproduction_runs stays."""
     for name in ["records_fts", *RECORD_TABLES, changes.TABLE, changes.INFO_TABLE]:
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-
-
-@with_catalog_lock
-def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
-    """After `errkb add`: upsert the given records into an existing catalog.db."""
-    db = open_db(root)
-    try:
-        with db.atomic():
-            ensure_schema(db)
-            upsert_records(
-                db,
-                [
-                    (envelope, file_hash(path), path.relative_to(root).as_posix())
-                    for envelope, path in envelopes
-                ],
-            )
-            index.refresh(db.conn)  # the match index follows in the same transaction: no later command pays
-    finally:
-        db.close()

@@ -198,6 +198,7 @@ def add_files(root: Path, files: list[Path], replace: bool = False) -> list[AddR
                     catalog.upsert_records(
                         db, [(env, digest, result.path.relative_to(root).as_posix()) for env, digest, result in stale]
                     )
+                    catalog.index.refresh(db.conn)  # the match index takes them in the same transaction
                     undo = _write_files(writes)
             except BaseException:
                 _restore(undo)

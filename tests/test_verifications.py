@@ -9,6 +9,7 @@ from sqlite_utils import Database
 
 from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
 from errkb import verifications
+from errkb.reproduce.contract import read_needs
 from errkb.store import file_hash
 
 SCHEMA = json.loads((REPO / verifications.SCHEMA_FILE).read_text(encoding="utf-8"))
@@ -168,11 +169,20 @@ def test_show_json_lists_results_before_any_build(catalog):
 
 
 def test_the_committed_catalog_has_a_result_for_every_record():
-    """A fresh clone shows the proof: every record has committed results, each with a verdict."""
+    """A fresh clone shows the proof: every record has a result for today's record and reproduction that
+    verified it. A skip is no proof: it is accepted only for a record whose reproduction needs CUDA devices
+    (declared in its NEEDS) that none of the committed runs had, and then every current result says so."""
     for record in sorted((REPO / "records").glob("*.json")):
-        entries = verifications.for_record(REPO, record.stem)
-        assert entries, f"no committed verification for {record.stem}"
-        assert all(entry["verdict"] for entry in entries)
+        current = [entry for entry in verifications.for_record(REPO, record.stem) if entry["current"]]
+        assert current, f"no committed result for today's {record.stem}"
+        if any(entry["verdict"] == "verified" for entry in current):
+            continue
+        needs = read_needs(REPO / "reproductions" / f"{record.stem}.py")
+        assert needs.cuda_devices > 0, f"{record.stem}: not verified anywhere, and it needs no GPU"
+        for entry in current:
+            assert entry["verdict"] == "skipped", (record.stem, entry["path"], entry["verdict"])
+            assert f"needs {needs.cuda_devices} CUDA device" in entry["reason"] and entry["cuda_devices"] < needs.cuda_devices, (
+                record.stem, entry["path"], entry["reason"])
 
 
 def test_verified_somewhere_is_verified_with_exactly_where(catalog):
