@@ -11,8 +11,8 @@ import sqlite3
 
 import pytest
 from web_support import (
-    ESCAPED_SCRIPT, RAW_MARKUP, XSS_RECORD_FIELDS, XSS_RESULT_FIELDS_SHOWN, XSS_SLUG, Client, add_record, escaped_name,
-    make_root, markup, write_xss_results, xss_record,
+    ESCAPED_SCRIPT, RAW_MARKUP, XSS_RECORD_FIELDS, XSS_RESULT_FIELDS_SHOWN, XSS_PASTE, XSS_SLUG, Client, add_record, shows_escaped,
+    make_root, write_xss_results, xss_record,
 )
 
 from errkb import catalog
@@ -59,7 +59,7 @@ ERRKB_PAGES = {
     "browser search": ("/-/errkb/records", {"q": "Probe"}),
     "browser, filtered": ("/-/errkb/records", {"lastVerdict": "verified"}),
     "search": ("/catalog/search", {"q": "Probe"}),
-    "match page": ("/-/errkb/match", {"traceback": f"ValueError: Probe {markup('errorMessage')}"}),
+    "match page": ("/-/errkb/match", {"traceback": XSS_PASTE}),
 }
 
 
@@ -70,13 +70,15 @@ def test_errkbs_pages_show_the_probe_as_text(client, page):
     assert response.status_code == 200, page
     assert_no_raw_markup(response.text, page)
     assert ESCAPED_SCRIPT in response.text, f"{page} does not show the probe"
+    if page in ("match page", "browser search", "search"):
+        assert f'href="/-/errkb/record/{XSS_SLUG}"' in response.text, f"{page} does not list the probe"
 
 
 def test_every_field_of_the_probe_is_on_its_record_page_as_text(client):
     html = client.get(f"/-/errkb/record/{XSS_SLUG}").text
     assert_no_raw_markup(html, "record page")
     for field in XSS_RECORD_FIELDS + XSS_RESULT_FIELDS_SHOWN:
-        assert escaped_name(field) in html, f"the record page does not show {field}"
+        assert shows_escaped(html, field), f"the record page does not show {field}"
     assert "javascript:alert(1)" in html  # the result's ranAt, shown as text, not as a link
 
 
@@ -93,4 +95,4 @@ def test_every_datasette_table_and_row_shows_the_probe_as_text(client, root):
     row = client.get(f"/catalog/records/{XSS_SLUG}").text
     assert_no_raw_markup(row, "records row page")
     for field in XSS_RECORD_FIELDS:
-        assert escaped_name(field) in row, f"the row page does not show {field}"
+        assert shows_escaped(row, field), f"the row page does not show {field}"

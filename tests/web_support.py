@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -38,9 +39,10 @@ def markup(name: str) -> str:
     )
 
 
-def escaped_name(name: str) -> str:
-    """How a field's name inside markup() shows once escaped: the proof that the page rendered that field."""
-    return f"&#34;{name}&#34;"
+def shows_escaped(html: str, name: str) -> bool:
+    """Whether the page shows markup(name) escaped (as it is, inside a JSON list, or as a regex literal): the
+    proof that it rendered that field."""
+    return re.search(rf"alert\\?\(&#34;{name}&#34;\\?\)|alert\(\\&#34;{name}\\&#34;\)", html) is not None
 
 
 SEED_TRACEBACK = """\
@@ -51,6 +53,8 @@ SEED_TRACEBACK = """\
 [rank0]:     raise ValueError('DataParallel not supported when CRF is used')
 [rank0]: ValueError: DataParallel not supported when CRF is used
 """
+# The seed's traceback ending in the probe's message: a paste the match page answers with the probe.
+XSS_PASTE = SEED_TRACEBACK.rsplit("[rank0]: ValueError", 1)[0] + f"[rank0]: ValueError: Probe {markup('errorMessage')}\n"
 RUNS = [
     {
         "slug": SEED_SLUG, "verdict": "skipped", "reason": "needs 2 CUDA devices, found 0", "variant": None,
