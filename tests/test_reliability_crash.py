@@ -80,7 +80,7 @@ ADD_KILL_POINTS = [
     ("errkb.store:write_atomically", 1, "after"),  # the first file in place
     ("errkb.store:write_atomically", 30, "before"),  # half the files in place
     ("errkb.store:write_atomically", 60, "after"),  # every file in place, not committed
-    ("sqlite_utils.Database.close", 1, "before"),  # committed, not closed
+    ("sqlite_utils:Database.close", 1, "before"),  # committed, not closed
 ]
 
 
@@ -118,14 +118,15 @@ def test_add_killed_after_the_temp_file_appears(seeded_root, tmp_path):
     assert "1 file(s) checked" in result.stdout
 
 
-# `errkb build --full` of 301 records: drop, insert in batches, indexes and match index, results, commit.
+# `errkb build --full` of 301 records (one batch): drop, insert, id check, indexes and match index, results, commit.
 BUILD_KILL_POINTS = [
     ("errkb.catalog:_drop_record_tables", 1, "after"),
     ("errkb.catalog:_Writer.write", 1, "after"),
-    ("errkb.catalog:_Writer.write", 2, "before"),
+    ("errkb.changes:remember", 1, "after"),
+    ("errkb.catalog:_Writer.id_conflicts", 1, "after"),
     ("errkb.catalog:_Writer.finish", 1, "after"),
     ("errkb.runs:sync", 1, "after"),
-    ("sqlite_utils.Database.close", 1, "before"),
+    ("sqlite_utils:Database.close", 1, "before"),
 ]
 
 
