@@ -1,4 +1,5 @@
-"""errkb/reproduce/claims.py: each claim kind against each outcome of its stage, as the runner reports it.
+"""errkb/reproduce/claims.py: each claim kind against each outcome of its stage, as the runner reports it; and
+the trigger's own verdict (compare.judge_trigger), which every claim stands on.
 
 Pure functions over the runner's JSON: the stage results here are what a reproduction's stage would log
 (an exception with its class, bases and frames; `errkb_record` calls in `executed`), for the seed record.
@@ -13,7 +14,9 @@ import pytest
 from conftest import CATALOG_SEED
 from errkb.model import Envelope
 from errkb.reproduce.claims import judge
-from errkb.reproduce.compare import CLAIM_FAILED, FIX_FAILED, VERIFIED, observe_exception, observe_warning
+from errkb.reproduce.compare import (
+    CLAIM_FAILED, FIX_FAILED, NOT_REPRODUCED, VERIFIED, WRONG_ERROR, judge_trigger, observe_exception, observe_warning,
+)
 from errkb.reproduce.contract import Claim
 from errkb.reproduce.libraries import Library
 
@@ -211,3 +214,23 @@ def test_a_try_catch_that_caught_the_wrong_error_failed_its_claim(caught, proble
     judged = try_catch(stage(executed=[ran("tryCatchPattern", caught=[caught])]))
     assert judged.verdict == CLAIM_FAILED
     assert judged.reason.startswith("tryCatchPattern caught the wrong error: ") and problem in judged.reason
+
+
+# -- the trigger (compare.judge_trigger), which every claim stands on ----------------------------------
+
+
+def test_a_trigger_that_raises_the_documented_error_reproduces_it():
+    judged = judge_trigger(stage(exception()), RECORD, LIBRARY)
+    assert judged.ok and judged.reason == "ValueError raised at hanlp/components/taggers/tagger.py:37"
+
+
+def test_a_trigger_that_does_not_raise_is_not_reproduced():
+    judged = judge_trigger(stage(), RECORD, LIBRARY)
+    assert (judged.ok, judged.verdict) == (False, NOT_REPRODUCED)
+    assert judged.reason.startswith("trigger() returned without raising ValueError")
+
+
+def test_a_trigger_that_raises_another_error_is_the_wrong_error():
+    judged = judge_trigger(stage(exception("KeyError", "'crf'")), RECORD, LIBRARY)
+    assert (judged.ok, judged.verdict) == (False, WRONG_ERROR)
+    assert "class: expected ValueError, got KeyError" in judged.reason

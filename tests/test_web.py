@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 from web_support import (
-    SEED_SLUG, SEED_TRACEBACK, XSS_SLUG, Client, add_record, make_root, xss_record,
+    SEED_SLUG, SEED_TRACEBACK, XSS_SLUG, Client, add_record, datasette_client, make_root, xss_record,
 )
 
 from errkb.web import matching
@@ -30,9 +30,8 @@ def root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(root):
-    client = Client(make_datasette(root / "catalog.db"))
-    yield client
-    client.close()
+    with datasette_client(root) as client:
+        yield client
 
 
 def test_plugin_is_registered_through_the_datasette_entry_point(client):

@@ -11,12 +11,11 @@ import sqlite3
 
 import pytest
 from web_support import (
-    ESCAPED_SCRIPT, RAW_MARKUP, XSS_RECORD_FIELDS, XSS_RESULT_FIELDS_SHOWN, XSS_PASTE, XSS_SLUG, Client, add_record, shows_escaped,
-    make_root, write_xss_results, xss_record,
+    ESCAPED_SCRIPT, RAW_MARKUP, XSS_PASTE, XSS_RECORD_FIELDS, XSS_RESULT_FIELDS_SHOWN, XSS_SLUG, add_record,
+    datasette_client, make_root, shows_escaped, write_xss_results, xss_record,
 )
 
 from errkb import catalog
-from errkb.web.serve import make_datasette
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +29,8 @@ def root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(root):
-    client = Client(make_datasette(root / "catalog.db"))
-    yield client
-    client.close()
+    with datasette_client(root) as client:
+        yield client
 
 
 def assert_no_raw_markup(html: str, page: str) -> None:

@@ -196,6 +196,18 @@ class Client:
         self.loop.close()
 
 
+@contextlib.contextmanager
+def datasette_client(root: Path):
+    """A Client over the catalog.db in `root`, with errkb's plugin as `errkb serve` sets it up."""
+    from errkb.web.serve import make_datasette
+
+    client = Client(make_datasette(root / "catalog.db"))
+    try:
+        yield client
+    finally:
+        client.close()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
