@@ -108,6 +108,11 @@ MUTATIONS = [
     Mutation("claims", "tryCatchPattern: an escaping exception is fine", "errkb/reproduce/claims.py", 'return ClaimVerdict(CLAIM_FAILED, f"tryCatchPattern {what}', 'return ClaimVerdict(VERIFIED, f"tryCatchPattern {what}', CLAIMS),
     # -- a trigger that does not raise ----------------------------------------------------------------------
     Mutation("trigger", "a trigger that returns counts as reproduced", "errkb/reproduce/compare.py", "    return Judgement(False, NOT_REPRODUCED, reason)", "    return Judgement(True, None, reason)", CLAIMS + ("tests/test_reproduce.py::test_planted_case",)),
+    # -- the assertions that could not fail before (issue 24, Must 5) ----------------------------------------
+    Mutation("loose assertions", "build keeps tags no record uses", "errkb/catalog.py", "                _drop_unused_tags(db)\n", "                pass\n", ("tests/test_build.py",)),
+    Mutation("loose assertions", "a committed record's results all stale (its reproduction edited)", "reproductions/torchcrf-first-timestep-mask-off.py", '"""pytorch-crf\'s CRF defaults', '"""Edited: pytorch-crf\'s CRF defaults', ("tests/test_verifications.py::test_the_committed_catalog_has_a_result_for_every_record",)),
+    Mutation("loose assertions", "a skipped-only record that needs no GPU", "reproductions/numpy-on-cuda-tensor.py", '"cuda_devices": 1,', '"cuda_devices": 0,', ("tests/test_verifications.py::test_the_committed_catalog_has_a_result_for_every_record",)),
+    Mutation("loose assertions", "the match page runs one match at a time", "errkb/web/matching.py", "WORKERS = 4\n", "WORKERS = 1\n", ("tests/test_reliability_web.py::test_matches_run_side_by_side",)),
 ]
 
 
@@ -164,7 +169,8 @@ def main(argv: list[str]) -> int:
                     path.write_text(original, encoding="utf-8")
                 result, by = ("caught", first_failure(output)) if code != 0 else ("SURVIVED", "")
             bad += result != "caught"
-            print(f"| {number} | {mutation.area} | {mutation.name} | `{mutation.file}` | {result} | {by} | {seconds:.0f} |", flush=True)
+            cells = [str(number), mutation.area, mutation.name, f"`{mutation.file}`", result, by, f"{seconds:.0f}"]
+            print("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |", flush=True)
         print(f"\n{len(chosen) - bad} of {len(chosen)} mutations caught.")
         return 1 if bad else 0
 
