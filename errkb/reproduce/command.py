@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from . import plan
+
 
 @click.command()
 @click.argument("slugs", nargs=-1, metavar="[SLUG]...")
@@ -22,12 +24,24 @@ import click
 @click.option("--no-write", is_flag=True, help="Do not write result files to verifications/ (the run is still kept in catalog.db).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Records run at once (default: the number of cores).")
-@click.option("--strict", is_flag=True, help="Count skipped records as failures.")
+@click.option("--strict", is_flag=True,
+              help="Fail on anything unexpected: every verdict but verified, and every skip the declared hardware "
+                   "(--gpus) does not explain. Without --gpus, every skip fails.")
+@click.option("--gpus", type=click.IntRange(min=0), default=None,
+              help="Declare the runner's hardware: this many CUDA devices (with --strict and --plan).")
+@click.option("--driver/--no-driver", default=None,
+              help="Declare whether an NVIDIA driver is loaded (default: with --gpus 1 or more).")
+@click.option("--torch-build", type=click.Choice(["cpu", "cuda"]), default=None,
+              help="Declare the build of torch the run uses (default: cuda for --with torch==X, else the installed one's).")
+@click.option("--plan", "plan_only", is_flag=True,
+              help="Print what each record would do on the declared hardware (run, or which skip and whether it is "
+                   "expected), installing and running nothing. Needs --gpus.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON Lines: one result per line as each record finishes (progress stays on stderr).")
 @click.pass_obj
 def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs: tuple[str, ...], refresh: bool,
-              no_write: bool, jobs: int | None, strict: bool, as_json: bool) -> None:
+              no_write: bool, jobs: int | None, strict: bool, gpus: int | None, driver: bool | None,
+              torch_build: str | None, plan_only: bool, as_json: bool) -> None:
     """Prove each record's error and every claim it makes against the installed library (or --with releases).
 
     Runs reproductions/SLUG.py: trigger() must raise the documented error (or emit the documented warning)
@@ -37,9 +51,16 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
     its row in catalog.db.
 
     \b
+    A runner declares its hardware with --gpus N (and --driver/--no-driver, --torch-build); then --strict
+    passes the skips that declaration explains (more devices than declared, the other torch build, a driver
+    the record must not see, a release outside the record's range) and fails every other one (a missing
+    library, a device declared but not found). --plan prints that decision for each record without
+    installing or running anything.
+
+    \b
     Verdicts: verified, not-reproduced, wrong-error, fix-failed, claim-failed, skipped, timeout, crashed.
-    Exit status: 0 when every record is verified or skipped (with --strict, skipped fails),
-                 1 otherwise (or when a --with environment cannot be made),
+    Exit status: 0 when every record is verified or skipped (with --strict: or an expected skip),
+                 1 otherwise (or when a --with environment cannot be made; --plan: an unexpected skip),
                  2 for usage (no SLUG and no --all, both, an unknown SLUG, a --with that does not parse).
     """
     from .. import store  # the harness loads only when the command runs
@@ -61,11 +82,24 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
     except environments.SpecError as exc:
         raise click.UsageError(str(exc)) from None
 
-    needed: dict[str, str] = {}
+    needs_by_slug: dict[str, plan.Needs] = {}
     for slug in selected:
         with contextlib.suppress(ContractError, OSError):
-            for name, spec in read_needs(root / store.REPRODUCTIONS_DIR / f"{slug}.py").packages.items():
-                needed.setdefault(name, spec)
+            needs_by_slug[slug] = read_needs(root / store.REPRODUCTIONS_DIR / f"{slug}.py")
+    needed: dict[str, str] = {}
+    for needs in needs_by_slug.values():
+        for name, spec in needs.packages.items():
+            needed.setdefault(name, spec)
+    hardware = _declared_hardware(gpus, driver, torch_build, wanted)
+    if plan_only:
+        if hardware is None:
+            raise click.UsageError("--plan needs the runner's hardware: --gpus N")
+        planned = [plan.plan_for(selected, needs_by_slug, hardware, requirements) for requirements in wanted or [None]]
+        for requirements, cell in zip(wanted or [None], planned):
+            label = " ".join(map(str, requirements)) if requirements else "installed"
+            click.echo(json.dumps({"environment": label, "plan": [p.to_json() for p in cell]}) if as_json
+                       else report.plan_table(cell, label, hardware))
+        sys.exit(1 if any(not p.expected for cell in planned for p in cell) else 0)
 
     def say(text: str) -> None:
         click.echo(text, err=True)
@@ -101,23 +135,35 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
                 results += harness.reproduce(root, selected, jobs=jobs, progress=progress, environment=environment, on_result=keep)
     finally:
         db.close()
+    outcomes = None
+    if strict and hardware is not None:
+        plans = {}
+        for requirements in wanted or [None]:
+            label = " ".join(map(str, requirements)) if requirements else "installed"
+            plans[label] = {p.slug: p for p in plan.plan_for(selected, needs_by_slug, hardware, requirements)}
+        outcomes = [plan.classify(r.verdict, plans.get(r.environment.get("label") or "installed", {}).get(r.slug)) for r in results]
     if not as_json:
         click.echo(report.table(results))
-    click.echo(report.summary(results, strict), err=as_json)
+    click.echo(report.summary(results, strict, outcomes, hardware), err=as_json)
     hint = report.install_hint(results)
     if hint:
         say(hint)
-    sys.exit(0 if all(result.passed(strict) for result in results) and not unmade else 1)
+    passed = all(o != "failed" for o in outcomes) if outcomes is not None else all(r.passed(strict) for r in results)
+    sys.exit(0 if passed and not unmade else 1)
 
 
-def _suggestion(root: Path, unknown: list[str]) -> str:
-    import difflib
-
-    from .. import store
-
-    known = [path.stem for path in store.record_files(root)]
-    close = [match for slug in unknown for match in difflib.get_close_matches(slug, known, n=1)]
-    return f"; did you mean {', '.join(close)}?" if close else ""
+def _declared_hardware(gpus, driver, torch_build, wanted) -> plan.Hardware | None:
+    if gpus is None:
+        if driver is not None or torch_build is not None:
+            raise click.UsageError("declare the runner's hardware with --gpus N (--driver and --torch-build go with it)")
+        return None
+    if torch_build is None:
+        pins_torch = any(r.name.lower() == "torch" for requirements in wanted for r in requirements)
+        torch_build = "cuda" if pins_torch else plan.installed_torch_build()
+    try:
+        return plan.Hardware(gpus, gpus > 0 if driver is None else driver, torch_build)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _suggestion(root: Path, unknown: list[str]) -> str:

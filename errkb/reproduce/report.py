@@ -66,13 +66,28 @@ def table(results) -> str:
     return "\n".join(lines)
 
 
-def summary(results, strict: bool) -> str:
-    """`3 records: 2 verified, 1 skipped; ok`, and on a second line what they ran on (never a host name)."""
+def summary(results, strict: bool, outcomes: list[str] | None = None, hardware=None) -> str:
+    """`3 records: 2 verified, 1 skipped; ok`, and on a second line what they ran on (never a host name).
+
+    With `outcomes` (plan.classify of each result under a declared `hardware`), the skips that declaration
+    explains are listed apart, so that what remains under "failed" is only what went wrong."""
     counts = Counter(result.verdict for result in results)
     parts = [f"{counts[verdict]} {verdict}" for verdict in VERDICTS if counts[verdict]]
-    failed = sum(not result.passed(strict) for result in results)
-    status = "ok" if not failed else f"{failed} failed" + (" (--strict: skipped counts as failed)" if strict else "")
-    lines = [f"{len(results)} run(s): {', '.join(parts) or 'none'}; {status}"]
+    lines = []
+    if outcomes is None:
+        failed = sum(not result.passed(strict) for result in results)
+        status = "ok" if not failed else f"{failed} failed" + (" (--strict: skipped counts as failed)" if strict else "")
+    else:
+        failed = [r for r, outcome in zip(results, outcomes) if outcome == "failed"]
+        expected = [r for r, outcome in zip(results, outcomes) if outcome == "expected-skip"]
+        status = "ok" if not failed else f"{len(failed)} failed (--strict on {hardware.describe()})"
+        if expected:
+            lines.append(f"expected skips ({len(expected)}, explained by {hardware.describe()}):")
+            lines += [f"  {r.slug}: {r.reason}" for r in expected]
+        if failed:
+            lines.append(f"failed ({len(failed)}):")
+            lines += [f"  {r.slug}: {r.headline}: {r.reason}" for r in failed]
+    lines.insert(0, f"{len(results)} run(s): {', '.join(parts) or 'none'}; {status}")
     seen = set()
     for result in results:
         env = result.environment
@@ -82,6 +97,21 @@ def summary(results, strict: bool) -> str:
         if line not in seen:
             seen.add(line)
             lines.append(line)
+    return "\n".join(lines)
+
+
+def plan_table(planned, label: str, hardware) -> str:
+    """What each record would do in one environment on the declared hardware, unexpected skips flagged."""
+    width = max([len("record"), *(len(p.slug) for p in planned)])
+    lines = [f"plan for {label} on {hardware.describe()}", f"{'record':<{width}}  action", "-" * (width + 30)]
+    for p in planned:
+        action = "run" if p.action == "run" else ("skip (expected)" if p.expected else "SKIP (UNEXPECTED)")
+        reason = f": {'; '.join(p.reasons)}" if p.reasons else ""
+        lines.append(f"{p.slug:<{width}}  {action}{reason}")
+    runs = sum(p.action == "run" for p in planned)
+    unexpected = sum(not p.expected for p in planned)
+    lines.append(f"{len(planned)} record(s): {runs} run, {len(planned) - runs - unexpected} expected skip(s), "
+                 f"{unexpected} unexpected skip(s)")
     return "\n".join(lines)
 
 
