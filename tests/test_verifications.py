@@ -8,7 +8,8 @@ import pytest
 from sqlite_utils import Database
 
 from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
-from errkb import verifications
+from web_support import datasette_client
+from errkb import runs, verifications
 from errkb.reproduce.contract import read_needs
 from errkb.store import file_hash
 
@@ -225,3 +226,34 @@ def test_matrix_summary_names_releases_in_order_and_groups_skips_by_reason():
         "skipped on torch 1.13.1, 2.9.1 (needs a CPU build of torch)",
         "GPU: never run",
     ]
+
+
+def test_a_run_kept_without_a_file_for_an_older_record_does_not_decide(catalog):
+    """A run kept only as a row (`reproduce --no-write` writes no result file): once the record is edited, it
+    judged an older record and sets no verdict."""
+    assert run_cli("build", root=catalog).exit_code == 0
+    db = Database(catalog / "catalog.db")
+    runs.store_result(db, catalog, verifications.Verification.model_validate(result(catalog)), None)
+    db.close()
+    assert verdict_row(catalog)[0] == "verified"  # it decides while the record is the one it judged
+    record = catalog / "records" / f"{SEED_SLUG}.json"
+    envelope = json.loads(record.read_text())
+    envelope["record"]["preventionTips"].append("Check the tagger's crf flag before choosing devices")
+    record.write_text(json.dumps(envelope, indent=2))
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert verdict_row(catalog) == (None, None)
+
+
+def test_the_record_page_shows_a_result_for_an_older_record_apart(catalog):
+    """The matrix and the runs list hold today's results only; the older one is listed under its own heading."""
+    write(catalog, result(catalog, verdict="wrong-error", torch="2.5.1", recordHash="0" * 64))
+    write(catalog, result(catalog))
+    assert run_cli("build", root=catalog).exit_code == 0
+    with datasette_client(catalog) as client:
+        html = client.get(f"/-/errkb/record/{SEED_SLUG}").text
+    current, _, earlier = html.partition("Results for an earlier version")
+    assert earlier, "no section for the earlier result"
+    matrix = current[current.index('<table class="errkb-matrix">'):]
+    matrix = matrix[:matrix.index("</table>")]
+    assert "torch 2.13.0" in matrix and "2.5.1" not in matrix
+    assert "wrong-error" not in current and "wrong-error" in earlier
