@@ -48,17 +48,23 @@ def missing_reproductions(root: Path, checked: list[tuple[Path, Envelope]]) -> l
 
 def claim_problems(path: Path, envelope: Envelope, reproduction: Path) -> list[Problem]:
     """Every solution needs its demonstration and every code field its stage (read without importing the file)."""
-    from .reproduce.contract import ContractError, contract_problems, read_contract
+    from .reproduce.contract import ContractError, claim_gaps, contract_problems, read_contract
+    from .reproduce.evidence import committed_results, provenance_problems, wording_problems
 
     shown = f"{REPRODUCTIONS_DIR}/{reproduction.name}"
     try:
         contract = read_contract(reproduction)
     except ContractError as exc:
         return [Problem(str(path), "$.record.slug", f"invalid reproduction {shown}: {exc}")]
-    return [
+    problems = [
         Problem(str(path), "$.record.solutions" if "solution" in problem else "$.record", f"{problem} ({shown})")
         for problem in contract_problems(contract, envelope.record)
     ]
+    problems += [Problem(str(path), f"$.record.{field}", f"{gap} ({shown})") for field, gap in claim_gaps(contract, envelope.record).items()]
+    results = committed_results(reproduction.parent.parent, envelope.record.slug)
+    for where, what in wording_problems(envelope.record, contract, results) + provenance_problems(envelope.record, contract, results):
+        problems.append(Problem(str(path), where, what) if where.startswith("$.") else Problem(shown, where, what))
+    return problems
 
 
 def duplicate_ids(checked: list[tuple[Path, Envelope]]) -> list[Problem]:

@@ -4,7 +4,10 @@ Linear is not cheap enough on its own: RE2's time per character grows with its c
 DFA memory it falls back to a much slower engine (`(?i)(?:\\w+\\s*){1,999}x` took 122 s on a 1 MB log). So a
 pattern whose program is larger than MAX_PROGRAM_SIZE is refused (the catalog's largest is about 220; a
 60-fold repeated group is about 900), and so is a pattern that matches any text (`.*`, `(?s).*`): it would
-match every paste.
+match every paste. So is one that matches almost any error line (a digit, `Error`, two words): it is tried on
+every pasted message and on the whole paste, so it claims pastes its record has nothing to do with. UNRELATED
+holds error lines of Python itself and of libraries the catalog does not cover; a pattern matching more than
+UNRELATED_ALLOWED of them is refused.
 """
 
 from __future__ import annotations
@@ -20,6 +23,21 @@ _options.log_errors = False
 MAX_PROGRAM_SIZE = 1_000
 # A pattern that matches one of these matches anything: no error message looks like them.
 ANY_TEXT = ("", "\n", "x", "lorem ipsum dolor sit amet")
+UNRELATED = (
+    "ValueError: invalid literal for int() with base 10: 'abc'",
+    "KeyError: 'label'",
+    "IndexError: list index out of range",
+    "FileNotFoundError: [Errno 2] No such file or directory: 'data/train_2024.csv'",
+    "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+    "ZeroDivisionError: division by zero",
+    "ModuleNotFoundError: No module named 'sklearn'",
+    "OSError: [Errno 28] No space left on device",
+    "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+    "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.com', port=443): Max retries exceeded",
+    "  File \"/home/user/project/train.py\", line 42, in main",
+    "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte",
+)
+UNRELATED_ALLOWED = 2
 
 
 class PatternError(ValueError):
@@ -50,6 +68,12 @@ def compile_pattern(pattern: str):
     generic = next((text for text in ANY_TEXT if regex.search(text)), None)
     if generic is not None:
         raise PatternError(f"matches any text (it matches {generic!r}); expected a pattern that only the error message matches")
+    unrelated = [text for text in UNRELATED if regex.search(text)]
+    if len(unrelated) > UNRELATED_ALLOWED:
+        raise PatternError(
+            f"matches almost any error line (it matches {len(unrelated)} of {len(UNRELATED)} unrelated ones, e.g. "
+            f"{unrelated[0]!r}); expected a pattern that only the error message matches"
+        )
     return regex
 
 

@@ -103,10 +103,10 @@ def sync(db: sqlite_utils.Database, root: Path) -> None:
     for rel, verification, stat in changed:
         db.execute(f"delete from {RUNS_TABLE} where path = ?", [rel])
         db[RUNS_TABLE].insert(row(verification, rel, False, stat))
-    slugs = refresh_current(db, root)
+    slugs, flipped = refresh_current(db, root)
     if "records" in db.table_names():
         refresh_records(db, sorted(slugs | gone_slugs))
-    if changed or gone or OBSERVED_TABLE not in db.table_names():
+    if changed or gone or flipped or OBSERVED_TABLE not in db.table_names():
         refresh_observed_messages(db)
 
 
@@ -120,7 +120,9 @@ def refresh_observed_messages(db: sqlite_utils.Database) -> None:
         db[OBSERVED_TABLE].create({"slug": str, "message": str, "releases": str}, pk=("slug", "message"))
     db.execute(f"delete from {OBSERVED_TABLE}")
     seen: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for run in db.query(f"select slug, torch, library, library_version, observed_messages from {RUNS_TABLE} where observed_messages is not null"):
+    # Only current runs that were not skipped: a stale result's wording is not evidence for today's record.
+    for run in db.query(f"select slug, torch, library, library_version, observed_messages from {RUNS_TABLE} "
+                        f"where observed_messages is not null and current = 1 and verdict != 'skipped'"):
         for message in json.loads(run["observed_messages"] or "[]"):
             seen[(run["slug"], message)].add(" ".join(_release(run)))
     db[OBSERVED_TABLE].insert_all(
@@ -128,16 +130,24 @@ def refresh_observed_messages(db: sqlite_utils.Database) -> None:
     )
 
 
-def refresh_current(db: sqlite_utils.Database, root: Path) -> set[str]:
-    """A result is current when it judged today's record file and reproduction file. Returns the slugs with runs."""
+def refresh_current(db: sqlite_utils.Database, root: Path) -> tuple[set[str], bool]:
+    """A result is current when it judged today's record file and reproduction file. Returns the slugs with runs,
+    and whether any run became current or stale.
+
+    The same rule holds for runs kept without a file (`reproduce --no-write`): one of a reproduction since
+    edited or reverted must not decide the verdict. Such a run from a catalog older than reproduction hashes
+    has none, and counts while its record hash matches."""
     slugs = {r[0] for r in db.execute(f"select distinct slug from {RUNS_TABLE}")}
+    flipped = False
     for slug in slugs:
         record_hash, reproduction_hash = verifications.current_hashes(root, slug)
-        db.execute(
-            f"update {RUNS_TABLE} set current = (record_hash is ? and reproduction_hash is ?) where slug = ? and path is not null",
-            [record_hash, reproduction_hash, slug],
+        now = "(record_hash is ? and (reproduction_hash is ? or (path is null and reproduction_hash is null)))"
+        cursor = db.execute(
+            f"update {RUNS_TABLE} set current = {now} where slug = ? and current is not {now}",
+            [record_hash, reproduction_hash, slug, record_hash, reproduction_hash],
         )
-    return slugs
+        flipped = flipped or cursor.rowcount > 0
+    return slugs, flipped
 
 
 def runs_by_slug(db: sqlite_utils.Database, slugs: list[str] | None = None) -> dict[str, list[dict]]:
@@ -177,7 +187,8 @@ def verdict_columns(runs: list[dict], content_hash: str | None) -> tuple[str | N
 def _is_current(run: dict, content_hash: str | None) -> bool:
     if run.get("path"):
         return bool(run.get("current"))
-    return run.get("record_hash") in (None, content_hash)
+    # a run kept without a file: `current` also checks its reproduction hash (None: a row older than that column)
+    return run.get("current") != 0 and run.get("record_hash") in (None, content_hash)
 
 
 def refresh_records(db: sqlite_utils.Database, slugs: list[str] | None = None) -> None:
@@ -247,7 +258,7 @@ def last_run(root: Path, slug: str) -> dict | None:
         conn.row_factory = sqlite3.Row
         try:
             columns = {r[1] for r in conn.execute(f"pragma table_info({RUNS_TABLE})")}
-            current = "(path is null or current = 1)" if "current" in columns else "1"
+            current = "(current = 1 or (path is null and current is null))" if "current" in columns else "1"
             found = conn.execute(
                 f"select * from {RUNS_TABLE} where slug = ? and {current} "
                 "order by verdict = 'skipped', started_at desc, id desc limit 1",

@@ -52,6 +52,10 @@ class Execution(_Strict):
     expr: Optional[str] = None
     caught: list[dict] = []
     exception: Optional[dict] = None
+    valid: Optional[str] = Field(default=None, description="the VALID situation a guard was checked on (negative control)")
+    examples: Optional[int] = Field(default=None, ge=0, description="how many valid situations of that name were checked")
+    failures: Optional[int] = Field(default=None, ge=0, description="how many of them the guard rejected")
+    input: Optional[str] = Field(default=None, description="the valid situation the guard rejected, in short")
 
 
 class Stage(_Strict):
@@ -115,6 +119,9 @@ class Verification(_Strict):
     errkbVersion: str
     ranAt: RanAt
     observedMessages: list[str] = Field(default=[], description="messages of the documented error seen in this run")
+    contractProblems: list[str] = Field(
+        default=[], description="what the reproduction lacks to prove a claim (e.g. a guard without VALID inputs)",
+    )
 
     @property
     def current_hashes(self) -> tuple[str, Optional[str]]:
@@ -207,6 +214,7 @@ def from_result(result) -> Verification:
         errkbVersion=errkb_version(),
         ranAt=where_it_ran(),
         observedMessages=observed_messages(result),
+        contractProblems=list(result.contract_problems),
     )
 
 

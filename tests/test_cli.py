@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli
+from errkb.reproduce.codenames import checked_text, free_names
 
 EXAMPLES = REPO / "tests" / "examples"
 
@@ -39,6 +40,11 @@ def test_validate_requires_a_reproduction_for_catalog_records(seeded_root):
     fields = [name for name in ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern") if record[name]]
     solutions = {i: "fix" for i in range(1, len(record["solutions"]) + 1)}
     stub.write_text(f"NEEDS = {{}}\nSOLUTIONS = {solutions!r}\nCODE = {dict.fromkeys(fields, 'fix')!r}\ndef trigger(): pass\ndef fix(): pass\n")
+    result = run_cli("validate", root=seeded_root)  # issue 18's contract: valid inputs, names, provenance
+    assert result.exit_code == 1 and "declares no valid inputs" in result.stderr and "PROVENANCE: missing" in result.stderr
+    names = {name: free_names(checked_text(name, record[name])) for name in fields if checked_text(name, record[name])}
+    with stub.open("a") as handle:
+        handle.write(f"VALID = {{'ok': 'fix'}}\nCODE_NAMES = {names!r}\nPROVENANCE = {{'checked': 'unverified', 'why': 'a stub'}}\n")
     assert run_cli("validate", root=seeded_root).exit_code == 0
     (seeded_root / "reproductions" / f"{SEED_SLUG}.py").unlink()
     (seeded_root / "reproductions" / "EXEMPT").write_text(f"{SEED_SLUG}  # being written\n")
@@ -64,13 +70,17 @@ def test_show_for_people_and_as_json(seeded_root):
     result = run_cli("show", "--json", SEED_SLUG, root=seeded_root)
     shown = json.loads(result.stdout)
     assert shown.pop("verifications") == []  # seeded_root has no committed results
+    proof = {key: shown.pop(key) for key in ("lastVerdict", "lastVerifiedAt", "verifiedOn", "proofSummary", "claimMarks", "notProvenOn")}
+    assert proof == {"lastVerdict": None, "lastVerifiedAt": None, "verifiedOn": None, "proofSummary": None, "claimMarks": {},
+                     "notProvenOn": []}
+    assert (shown.pop("provenance"), shown.pop("provenanceSummary")) == (None, "not stated")  # nor a reproduction
     assert shown == json.loads(SEED_RECORD.read_text())["record"]
 
 
 def test_show_unknown_or_unsafe_slug(seeded_root):
     for slug in ["no-such-record", "../records/x"]:
         result = run_cli("show", slug, root=seeded_root)
-        assert result.exit_code == 1
+        assert result.exit_code == 2  # as from reproduce
         assert "no record" in result.stderr
 
 
@@ -173,13 +183,19 @@ def test_list_filters_by_tag_verdict_and_library(catalog):
     assert SEED_SLUG in crf and set(listed("--tag", "crf", "--tag", "multi-gpu")) < set(crf)
     assert listed("--tag", "no-such-tag") == []
     table = run_cli("list", "--verdict", "verified", root=catalog)
-    assert table.stdout.split() == [SEED_SLUG, "ValueError", "hankcs/HanLP", "verified"]
+    header, row = table.stdout.splitlines()
+    assert header.split() == ["SLUG", "CLASS", "LIBRARY", "VERDICT"] and row.split() == [SEED_SLUG, "ValueError", "hankcs/HanLP", "verified"]
+    assert [header.index(word) for word in ("CLASS", "LIBRARY", "VERDICT")] == [row.index(word) for word in ("ValueError", "hankcs/HanLP", "verified")]
     assert run_cli("list", "--verdict", "banana", root=catalog).exit_code == 2
+    assert run_cli("list", "--verdict", "claim-failed", root=catalog).exit_code == 0  # a documented verdict
+    assert listed("--tag", "CRF") == crf  # tags in any case
+    torch = listed("--library", "torch")
+    assert torch and torch == listed("--library", "pytorch") == listed("--library", "PyTorch/PyTorch")
 
 
 def test_show_and_reproduce_suggest_close_slugs(catalog):
     result = run_cli("show", "dataparallel-not-suported-when-crf-is-used", root=catalog)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert f"did you mean {SEED_SLUG}?" in result.stderr
     result = run_cli("reproduce", "batchnorm-one-value-per-chanel", root=catalog)
     assert result.exit_code == 2

@@ -13,6 +13,7 @@ import pytest
 from errkb import catalog
 from errkb.matching import THRESHOLD, Matcher
 from errkb.matching.matcher import wordings_from_results
+from errkb.verifications import current_hashes
 from errkb.matching.score import situation_terms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,9 +71,12 @@ def test_observed_wordings_are_alternative_messages(tmp_path: Path):
     assert plain.match(paste) == []
     results = tmp_path / "verifications" / "expected-all-tensors-on-same-device"
     results.mkdir(parents=True)
-    (results / "torch-1.4.0-gpu.json").write_text(json.dumps({"verdict": "wrong-error", "observedMessages": [
-        "Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm"]}))
-    observed = wordings_from_results(tmp_path / "verifications")
+    record_hash, reproduction_hash = current_hashes(REPO, "expected-all-tensors-on-same-device")
+    (results / "torch-1.4.0-gpu.json").write_text(json.dumps({
+        "verdict": "wrong-error", "recordHash": record_hash, "reproductionHash": reproduction_hash,
+        "observedMessages": ["Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm"],
+    }))
+    observed = wordings_from_results(tmp_path / "verifications", REPO)  # current for the repository's files
     learned = Matcher.from_folder(REPO)
     assert learned.add_wordings(observed) == 1
     found = learned.match(paste)
@@ -101,10 +105,11 @@ def test_a_generic_message_needs_the_records_situation_in_the_paste(matcher: Mat
         '  File "tagger/crf_layer.py", line 52, in _log_partition\n'
         "    alpha = alpha.unsqueeze(1) + self.trans\n" + SIZE_MISMATCH
     )
-    assert matcher.match(unrelated) == []
-    best = matcher.rank(unrelated)[0]
-    assert best.slug == "crf-forward-size-mismatch" and best.pattern and best.score < THRESHOLD
-    assert "nothing else in the paste points to this record's situation" in best.why()
+    # Ordinary broadcasting: the general record answers; the CRF record stays below the threshold.
+    assert [m.slug for m in matcher.match(unrelated)] == ["broadcast-tensor-size-must-match"]
+    crf_rank = next(m for m in matcher.rank(unrelated) if m.slug == "crf-forward-size-mismatch")
+    assert crf_rank.pattern and crf_rank.score < THRESHOLD
+    assert "nothing else in the paste points to this record's situation" in crf_rank.why()
     found = matcher.match(crf)
     assert found and found[0].slug == "crf-forward-size-mismatch" and found[0].score >= 0.9
 

@@ -179,7 +179,7 @@ def test_every_claim_is_reported(planted):
         ("tryCatchPattern", None, "verified"),
     ]
     stages = {stage["stage"]: stage for stage in result["stages"]}
-    assert list(stages) == ["trigger", "solution 1", "exampleFix", "validationCode", "tryCatchPattern"]
+    assert list(stages) == ["trigger", "solution 1", "exampleFix", "validationCode", "tryCatchPattern", "valid inputs"]
     # What ran comes from the runner's log of errkb_record calls, not from the reproduction's source.
     assert [e["outcome"] for e in stages["validationCode"]["executed"]] == ["flagged", "passed"]
     (caught,) = stages["tryCatchPattern"]["executed"][0]["caught"]

@@ -31,6 +31,7 @@ from typing import Iterable
 from .. import paste as paste_module
 from ..store import raw_records
 from ..patterns import PatternError, compile_pattern
+from ..verifications import current_hashes
 from . import index
 from .patternset import PatternSet
 from .score import THRESHOLD, Evidence, compact, coverage, idf, opens_with, same_class, situation_terms
@@ -56,6 +57,11 @@ _WHERE = {
 _QUOTED = re.compile(r"`([^`\n]{12,600})`|\"([^\"\n]{12,600})\"|'(\S[^'\n]{10,600}\S)'")
 _CLASS_PREFIX = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning)):\s*(.+)$", re.S)
 QUOTED_TERMS = 3  # content words a quoted span needs to be taken for a message
+# A CUDA kernel's failed assertion as the device prints it ("Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d:
+# block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed."). The host then reports a
+# device-side assert, which a paste cut after the kernel's lines does not show.
+_KERNEL_ASSERT = re.compile(r"Assertion `[^`\n]+` failed\.?")
+DEVICE_ASSERT = "CUDA error: device-side assert triggered"
 
 
 ELLIPSIS = "\u2026"
@@ -199,6 +205,7 @@ class Matcher:
         with self._lock:
             pasted = paste_module.parse(text, known=self._known)
             pasted.raised.extend(self._quoted(pasted))
+            pasted.raised.extend(self._kernel_asserts(pasted))
             targets = pasted.targets
             hits = self._pattern_hits(pasted, targets)
             observed = self._observed_candidates(pasted)
@@ -222,6 +229,21 @@ class Matcher:
                 quoted = paste_module.Raised(cls, [message], "quoted", item.position)
                 quoted.spellings = paste_module.spellings([message], self._known)
                 found.append(quoted)
+        return found
+
+    def _kernel_asserts(self, pasted: paste_module.Paste) -> list[paste_module.Raised]:
+        """A CUDA kernel's failed assertions, each a message of its own, and the device-side assert they imply
+        when the paste does not hold it (the run's final error, cut off or never copied)."""
+        found = []
+        position = max((item.position for item in pasted.raised), default=0)
+        for message in dict.fromkeys(match.group() for match in _KERNEL_ASSERT.finditer(pasted.text)):
+            item = paste_module.Raised(None, [message], "bare", position)
+            item.spellings = [message]
+            found.append(item)
+        if found and "device-side assert triggered" not in pasted.text.lower():
+            implied = paste_module.Raised(None, [DEVICE_ASSERT], "bare", position + 1)
+            implied.spellings = [DEVICE_ASSERT]
+            found.append(implied)
         return found
 
     def _pattern_hits(self, pasted: paste_module.Paste, targets: list[str]) -> dict[int, list[int]]:
@@ -349,6 +371,7 @@ class Matcher:
         for pid, slug, message, error_class, literals, opening in rows:
             wording = None if literals is None else set(literals.split())
             own = [(term, wording is None or term in wording) for term, _ in terms(message)]
+            named = frozenset(term for term, quoted in terms(message) if quoted and wording is not None and term in wording)
             wordings = [(own, False)] + [(_observed_terms(other, wording), True) for other in observed.get(pid, [])]
             topics = self._situation(slug, message)
             if topics is not None and not context:
@@ -361,7 +384,7 @@ class Matcher:
                 opens = bool(opening and item and (pid in hits or opening.lower() not in claimed[id(item)])
                              and any(opens_with(text, opening) for text in item.spellings))
                 for record_terms, is_observed in wordings:
-                    covered, present = coverage(query, record_terms, self._weight) if query else (0.0, 0.0)
+                    covered, present = coverage(query, record_terms, self._weight, named) if query else (0.0, 0.0)
                     evidence = Evidence(
                         pattern, same_class(item.cls if item else None, error_class), covered, present,
                         opens and not is_observed, class_known=bool(item and item.cls), situation=situation,
@@ -379,7 +402,9 @@ class Matcher:
             out.append(Match(slug, evidence.score, message, error_class, evidence.pattern, evidence.same_class,
                              evidence.words, evidence.covered, evidence.present, line, evidence.opening, place,
                              item.cls if item else None, evidence.situation, is_observed))
-        out.sort(key=lambda m: (_PLACE[m.seen_as] if m.score >= THRESHOLD else 3, -m.score, m.slug))
+        # At equal scores a record whose situation the paste shows (a CRF layer in the frames) comes before the
+        # general record of the same message (broadcasting anywhere).
+        out.sort(key=lambda m: (_PLACE[m.seen_as] if m.score >= THRESHOLD else 3, -m.score, m.situation is not True, m.slug))
         return out
 
     # -- word statistics ------------------------------------------------------------------------
@@ -460,19 +485,32 @@ def wordings_from_database(conn: sqlite3.Connection) -> dict[str, list[str]]:
     return out
 
 
-def wordings_from_results(folder: Path) -> dict[str, list[str]]:
-    """slug -> observed messages, from the committed result files verifications/<slug>/<environment>.json."""
+def wordings_from_results(folder: Path, root: Path | None = None) -> dict[str, list[str]]:
+    """slug -> observed messages, from the committed result files verifications/<slug>/<environment>.json.
+
+    Only current results count (they judged today's record and reproduction files in `root`, default the
+    folder's parent), and no skipped one: a stale result speaks for a record or a trigger that is gone.
+    """
     out: dict[str, list[str]] = {}
     if not folder.is_dir():
         return out
+    root = root or folder.parent
+    hashes: dict[str, tuple[str | None, str | None]] = {}
     for path in sorted(folder.glob("*/*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        messages = data.get("observedMessages") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or data.get("verdict") == "skipped":
+            continue
+        slug = path.parent.name
+        if slug not in hashes:
+            hashes[slug] = current_hashes(root, slug)
+        if (data.get("recordHash"), data.get("reproductionHash")) != hashes[slug]:
+            continue
+        messages = data.get("observedMessages")
         if isinstance(messages, list):
-            out.setdefault(path.parent.name, []).extend(m for m in messages if isinstance(m, str))
+            out.setdefault(slug, []).extend(m for m in messages if isinstance(m, str))
     return out
 
 

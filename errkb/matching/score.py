@@ -75,7 +75,9 @@ class Evidence:
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
-GENERIC_TAGS = frozenset({"pytorch", "python", "warning", "error", "training"})  # say nothing of a situation
+# Say nothing of a situation: "broadcasting" and "shape-mismatch" describe the generic message itself (mse_loss's
+# "... due to broadcasting" warning is no sign of a CRF layer).
+GENERIC_TAGS = frozenset({"pytorch", "python", "warning", "error", "training", "broadcasting", "shape-mismatch"})
 
 
 def compact(text: str) -> str:
@@ -130,7 +132,8 @@ def words_similarity(covered: float, present: float) -> float:
 
 
 def coverage(
-    query: list[tuple[str, bool]], record: list[tuple[str, bool]], weight: Callable[[str], float]
+    query: list[tuple[str, bool]], record: list[tuple[str, bool]], weight: Callable[[str], float],
+    named: frozenset[str] = frozenset(),
 ) -> tuple[float, float]:
     """(covered, present) for a pasted message's terms `(term, quoted)` and a record's `(term, essential)`.
 
@@ -141,6 +144,9 @@ def coverage(
     record has wording of its own (pattern text) is a substitution: "parameter" for "hidden".
     `covered`: weight of explained pasted words / all pasted words; `present`: weight of the
     record's wording found in the paste / all its wording.
+    `named`: the record's quoted words its pattern spells out ('DataParallel' in "'DataParallel' object has no
+    attribute"). A pasted quoted word standing in place of one names another thing ("'Tensor' object has no
+    attribute 'edge_index'"): the record explains nothing of that message, however many words they share.
     """
     q = [term for term, _ in query]
     r = [term for term, _ in record]
@@ -155,6 +161,8 @@ def coverage(
         extra = [term for term in q[i1:i2] if term not in r_set]
         explained.update(term for term in q[i1:i2] if term in r_set)
         if tag == "replace":
+            if any(term in quoted for term in extra) and any(r[k] in named and r[k] not in q_set for k in range(j1, j2)):
+                return 0.0, 0.0
             own_wording = any(essential[k] and r[k] not in q_set for k in range(j1, j2))
             slots = {r[k] for k in range(j1, j2) if not essential[k] and r[k] not in q_set}
             if slots and not own_wording:

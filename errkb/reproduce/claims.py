@@ -10,18 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import Record
-from .compare import CLAIM_FAILED, FIX_FAILED, VERIFIED, Observed, judge_fix, observe_exception
-from .contract import Claim
+from .compare import CLAIM_FAILED, FIX_FAILED, VERIFIED, Observed, judge_fix, observe_exception, quote
+from .contract import GUARDS, Claim
 from .errkb_record import is_config
 from .libraries import Library
 
-GUARDS = ("validationCode", "typeGuard")
+VIOLATIONS = ("refused", "replaced")  # errkb_record refused the names a stage passed, or the field replaced a KEEP one
 
 
 @dataclass
 class ClaimVerdict:
     verdict: str
     reason: str
+    failure: str | None = None  # how a failed claim is named in the run's headline, when not by its label
 
 
 def judge(claim: Claim, result: dict, record: Record, library: Library, documented: Observed,
@@ -31,6 +32,9 @@ def judge(claim: Claim, result: dict, record: Record, library: Library, document
         reason = judged.reason.replace("fix()", f"{claim.function}()")
         return ClaimVerdict(judged.verdict if not judged.ok else VERIFIED, reason if not judged.ok else f"{claim.function}() completed")
     entries = [entry for entry in result.get("executed") or [] if entry.get("field") == claim.kind]
+    violation = next((entry for entry in entries if entry.get("outcome") in VIOLATIONS), None)
+    if violation:
+        return ClaimVerdict(CLAIM_FAILED, f"{claim.kind}: {(violation.get('exception') or {}).get('message')}")
     if claim.kind == "tryCatchPattern":
         return _try_catch(claim, result, entries, record, library)
     exc = result.get("exception")
@@ -89,3 +93,30 @@ def _try_catch(claim: Claim, result: dict, entries: list[dict], record: Record, 
     if seen.problems:
         return ClaimVerdict(CLAIM_FAILED, f"tryCatchPattern caught the wrong error: {'; '.join(seen.problems)}")
     return ClaimVerdict(VERIFIED, f"tryCatchPattern caught the real {seen.cls} raised at {seen.site} and recovered")
+
+
+def judge_valid_inputs(field: str, valid: dict[str, str], result: dict, record: Record, library: Library) -> ClaimVerdict:
+    """The negative controls of one guard: it must pass every valid situation VALID declares."""
+    entries = {e.get("valid"): e for e in result.get("executed") or [] if e.get("field") == field and e.get("valid")}
+    for name in valid:
+        entry = entries.get(name)
+        if entry is None or entry.get("outcome") == "passed":
+            continue
+        failure = f"{field} rejects a valid input ({name})"
+        if not entry.get("examples"):
+            return ClaimVerdict(CLAIM_FAILED, f"VALID[{name!r}] gave no situation to check", failure)
+        exc = entry.get("exception")
+        how = "flagged" if entry.get("outcome") == "flagged" else "crashed on"
+        said = f" with {exc.get('class')}: {quote(exc.get('message') or '')}" if exc else (
+            f" ({entry['expr']} was false)" if entry.get("expr") else "")
+        count = f" ({entry.get('failures')} of {entry['examples']} situations rejected)" if entry["examples"] > 1 else ""
+        return ClaimVerdict(CLAIM_FAILED, f"it {how} {entry.get('input') or 'the situation'}{said}{count}", failure)
+    exc = result.get("exception")
+    if exc is not None:
+        seen = observe_exception(exc, record, library)
+        return ClaimVerdict(CLAIM_FAILED, f"{field}: its valid inputs could not be checked: {seen.summary()}")
+    missing = [name for name in valid if name not in entries]
+    if missing:
+        return ClaimVerdict(CLAIM_FAILED, f"{field} was not run on the valid input(s) {', '.join(missing)}")
+    checked = sum(entries[name].get("examples") or 0 for name in valid)
+    return ClaimVerdict(VERIFIED, f"passed all {checked} valid situation(s) ({', '.join(valid)})")

@@ -82,7 +82,7 @@ class Observed:
 
     def summary(self) -> str:
         where = f" at {self.site}" if self.site else ""
-        message = f": {_quote(self.message)}" if self.message else ""
+        message = f": {quote(self.message)}" if self.message else ""
         return f"{self.cls}{message}{where}"
 
 
@@ -133,7 +133,7 @@ def _problems(seen: Observed, record: Record, library: Library) -> list[str]:
         problems.append(f"class: expected {record.errorClass}, got {seen.cls}")
     try:
         if not pattern_matches(record.messagePattern, seen.message):
-            problems.append(f"message: expected a match for {_quote(record.messagePattern)}, got {_quote(seen.message)}")
+            problems.append(f"message: expected a match for {quote(record.messagePattern)}, got {quote(seen.message)}")
     except PatternError as exc:
         problems.append(f"message: messagePattern {exc}")
     if is_native(record.filePath):
@@ -211,7 +211,7 @@ def judge_trigger(result: dict, record: Record, library: Library) -> Judgement:
         if not best.problems:
             return Judgement(True, None, f"{best.cls} emitted at {best.site}", best)
         return Judgement(False, WRONG_ERROR, f"trigger() emitted the wrong warning: {'; '.join(best.problems)}", best)
-    reason = f"trigger() returned without raising {record.errorClass} (pattern {_quote(record.messagePattern)})"
+    reason = f"trigger() returned without raising {record.errorClass} (pattern {quote(record.messagePattern)})"
     if warnings:
         first = observe_warning(warnings[0], record, library)
         reason += f"; it emitted {len(warnings)} warning(s), first {first.summary()}"
@@ -234,6 +234,6 @@ def judge_fix(result: dict, record: Record, library: Library, documented: Observ
     return Judgement(True, VERIFIED, "fix() completed")
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     text = text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
     return repr(text)

@@ -11,6 +11,11 @@ The runner loads this file under the name `errkb_record` before it imports a rep
 
 Every call is logged in EXECUTED, which the runner hands to the harness: that, not the reproduction's source,
 is how the harness knows a field ran and what it did. Standard library only (a stage pays for no errkb import).
+
+Where the reproduction declares CODE_NAMES, a call may pass a field only the names declared for it (the user's
+objects the text may read), and where it declares KEEP, `run` checks that those objects are the same objects
+after the text ran (a fix that rebinds `model = nn.Linear(4, 3)` throws the user's model away). A call that
+breaks either raises ContractViolation.
 """
 
 from __future__ import annotations
@@ -26,7 +31,13 @@ GUARD_FLAGS = (AssertionError, ValueError, TypeError, RuntimeError)
 SECTION = re.compile(r"^\s*#\s*(before|after)\b", re.IGNORECASE)
 
 FIELDS: dict[str, str] = {}
+NAMES: dict[str, list[str]] = {}  # CODE_NAMES: field -> the names a stage may pass it
+KEEP: list[str] = []
 EXECUTED: list[dict] = []
+
+
+class ContractViolation(Exception):
+    """A stage passed a field names its reproduction does not declare, or the field replaced a name in KEEP."""
 
 
 def describe(exc: BaseException) -> dict:
@@ -34,9 +45,40 @@ def describe(exc: BaseException) -> dict:
     return {"class": type(exc).__name__, "message": str(exc)}
 
 
-def load(fields: dict[str, str]) -> None:
+def load(fields: dict[str, str], names: dict[str, list[str]] | None = None, keep: list[str] | None = None) -> None:
     FIELDS.clear()
     FIELDS.update({name: text for name, text in fields.items() if isinstance(text, str) and text})
+    NAMES.clear()
+    NAMES.update(names or {})
+    KEEP[:] = keep or []
+
+
+def _admit(field: str, names: dict, entry: dict) -> None:
+    """Refuse a namespace holding a name CODE_NAMES does not declare for the field."""
+    if field not in NAMES:
+        return
+    extra = sorted(name for name in names if name not in NAMES[field] and name != "__builtins__")
+    if extra:
+        entry["outcome"] = "refused"
+        error = ContractViolation(
+            f"the stage passes {field} {', '.join(extra)}, which CODE_NAMES[{field!r}] does not declare "
+            f"(declared: {', '.join(NAMES[field]) or 'none'})"
+        )
+        entry["exception"] = describe(error)
+        raise error
+
+
+def _kept(field: str, before: dict, names: dict, entry: dict) -> None:
+    """Refuse a run that replaced (or removed) one of the user's objects listed in KEEP."""
+    replaced = [name for name in KEEP if name in before and names.get(name) is not before[name]]
+    if replaced:
+        entry["outcome"] = "replaced"
+        error = ContractViolation(
+            f"{field} replaced the user's {', '.join(replaced)} (KEEP): a fix must keep the user's objects, "
+            f"not bind the name to a new one"
+        )
+        entry["exception"] = describe(error)
+        raise error
 
 
 def text(field: str) -> str:
@@ -93,6 +135,8 @@ def run(field: str, namespace: dict | None = None, section: str | None = None) -
     filename = _filename(field, section)
     entry = {"field": field, "action": "run", "section": section, "outcome": None, "caught": [], "exception": None}
     EXECUTED.append(entry)
+    _admit(field, names, entry)
+    kept = {name: names[name] for name in KEEP if name in names}
     code = compile(section_text(field, section), filename, "exec")
     previous = sys.gettrace()
 
@@ -116,6 +160,7 @@ def run(field: str, namespace: dict | None = None, section: str | None = None) -
         raise
     finally:
         sys.settrace(previous)
+    _kept(field, kept, names, entry)
     entry["outcome"] = "ran"
     return names
 
@@ -143,6 +188,7 @@ def check(field: str, namespace: dict | None = None, expr: str | None = None) ->
     filename = _filename(field, None)
     entry = {"field": field, "action": "check", "expr": expr, "outcome": None, "exception": None}
     EXECUTED.append(entry)
+    _admit(field, names, entry)
     try:
         exec(compile(text(field), filename, "exec"), names)
         passed = True if expr is None else bool(eval(compile(expr, "<errkb check>", "eval"), names))

@@ -1,6 +1,6 @@
 """Orchestration: for each record, check what its reproduction needs, run trigger() and then one stage per claim
-(each solution's demonstration, each code field), each in a fresh process, judge them against the record, and
-keep the run. Records run in parallel across cores."""
+(each solution's demonstration, each code field) and one stage for the guards' valid inputs, each in a fresh
+process, judge them against the record, and keep the run. Records run in parallel across cores."""
 
 from __future__ import annotations
 
@@ -22,9 +22,13 @@ from ..problems import InvalidInput
 from ..validate import load_envelope
 from . import claims as claim_rules
 from . import compare, isolate
-from .compare import CRASHED, FIX_FAILED, NOT_REPRODUCED, SKIPPED, TIMEOUT, VERIFIED
-from .contract import CODE_FIELDS, Claim, Contract, ContractError, contract_problems, missing_hardware, missing_packages, read_contract
+from .compare import CLAIM_FAILED, CRASHED, FIX_FAILED, NOT_REPRODUCED, SKIPPED, TIMEOUT, VERIFIED
+from .contract import (
+    CODE_FIELDS, GUARDS, Claim, Contract, ContractError, claim_gaps, contract_problems, missing_hardware, missing_packages,
+    read_contract,
+)
 from .libraries import Library, probe_items, resolve
+from .runner import VALID_STAGE
 
 SHOWN_WARNINGS, SHOWN_WARNING_TEXT = 20, 500
 
@@ -87,10 +91,14 @@ class ClaimReport:
     index: int | None
     verdict: str = "not-run"
     reason: str = ""
+    failure: str | None = None  # the run's failed_claim when this claim fails, if not its label
 
     @property
     def label(self) -> str:
         return f"solution {self.index}" if self.kind == "solution" else self.kind
+
+    def set(self, verdict: str, reason: str, failure: str | None = None) -> None:
+        self.verdict, self.reason, self.failure = verdict, reason, failure
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "index": self.index, "verdict": self.verdict, "reason": self.reason}
@@ -111,6 +119,7 @@ class Result:
     drift: str | None = None
     record_hash: str | None = None
     reproduction_hash: str | None = None
+    contract_problems: list[str] = field(default_factory=list)  # what the reproduction lacks to prove a claim
     # The run ended before any environment mattered (the record or its reproduction invalid or missing, the library
     # unknown): a fact about the files, not a result of an environment, so no result file is written for it.
     authoring_problem: bool = False
@@ -144,6 +153,7 @@ class Result:
             "seconds": self.seconds,
             "record_hash": self.record_hash,
             "reproduction_hash": self.reproduction_hash,
+            "contract_problems": list(self.contract_problems),
             "expected": self.expected,
             "stages": [stage.to_json() for stage in self.stages],
             "environment": self.environment,
@@ -207,6 +217,8 @@ class _Run:
         self.torch: dict | None = None
         self.hashes: tuple[str | None, str | None] = (None, None)
         self.files_read = False  # the record, its reproduction's contract and its library are known
+        self.gaps: dict[str, str] = {}  # code field -> why its claim cannot hold as stated (contract.claim_gaps)
+        self.contract_problems: list[str] = []
 
     def go(self, threads: int | None, cuda_lock) -> Result:
         record_file = store.record_path(self.root, self.slug)
@@ -231,6 +243,8 @@ class _Run:
         problems = contract_problems(contract, record)
         if problems:
             return self.end(NOT_REPRODUCED, f"invalid reproduction {shown}: {'; '.join(problems)}")
+        self.gaps = claim_gaps(contract, record)
+        self.contract_problems = list(self.gaps.values())
         if self.library is None:
             return self.end(NOT_REPRODUCED, f"unknown library: no installed package is known for repo {record.repo!r} "
                                             f"(add it to LIBRARIES in errkb/reproduce/libraries.py)")
@@ -250,7 +264,11 @@ class _Run:
         with cuda_lock if needs.cuda_devices else contextlib.nullcontext():
             with tempfile.TemporaryDirectory(prefix="errkb-code-") as scratch:
                 code_path = Path(scratch) / "record_code.json"
-                code_path.write_text(json.dumps({name: getattr(record, name) for name in CODE_FIELDS}), encoding="utf-8")
+                code_path.write_text(json.dumps({
+                    "fields": {name: getattr(record, name) for name in CODE_FIELDS},
+                    "valid": contract.valid, "guard_call": contract.guard_call,
+                    "code_names": contract.code_names, "keep": contract.keep,
+                }), encoding="utf-8")
                 return self.run_stages(path, contract, env, code_path)
 
     def run_stages(self, path: Path, contract: Contract, env: dict, code_path: Path) -> Result:
@@ -271,13 +289,42 @@ class _Run:
                 report.verdict, report.reason = self.death(run, needs)
                 continue
             verdict = claim_rules.judge(claim, run.result, record, library, judged.observed, trigger.result)
-            report.verdict, report.reason = verdict.verdict, verdict.reason
+            report.set(verdict.verdict, verdict.reason, verdict.failure)
             if run.result.get("exception"):
                 self.describe(stage, run.result, None)
+        self.run_valid_inputs(path, contract, env, code_path)
+        for report in self.claims:  # a gap is the claim's first failure: the stage's own failure may follow from it
+            if report.kind in self.gaps:
+                stage = f" (and its stage: {report.reason})" if report.verdict != VERIFIED else ""
+                report.set(CLAIM_FAILED, self.gaps[report.kind] + stage)
         failed = next((claim for claim in self.claims if claim.verdict != VERIFIED), None)
         if failed:
-            return self.end(failed.verdict, f"{failed.label}: {failed.reason}", failed.label)
+            name = failed.failure or failed.label
+            return self.end(failed.verdict, f"{name}: {failed.reason}", name)
         return self.end(VERIFIED, f"{judged.reason}; {len(self.claims)} claim(s) held")
+
+    def run_valid_inputs(self, path: Path, contract: Contract, env: dict, code_path: Path) -> None:
+        """The guards' negative controls, in a stage of their own: each guard must pass every valid situation."""
+        guards = {report.kind: report for report in self.claims if report.kind in GUARDS}
+        if not contract.valid or not guards:
+            return
+        stage = StageReport("valid inputs", VALID_STAGE)
+        self.stages.append(stage)
+        run = self.run_stage(path, stage, contract.needs, env, code_path)
+        for name, report in guards.items():
+            if report.verdict != VERIFIED:
+                continue  # already failed, and its own stage says why
+            if run.status != "completed":
+                verdict, reason = self.death(run, contract.needs)
+                report.set(verdict, f"{name}: its valid inputs stage: {reason}")
+                continue
+            judged = claim_rules.judge_valid_inputs(name, contract.valid, run.result, self.record, self.library)
+            if judged.verdict == VERIFIED:
+                report.reason = f"{report.reason}; {judged.reason}"
+            else:
+                report.set(judged.verdict, judged.reason, judged.failure)
+        if run.status == "completed" and run.result.get("exception"):
+            self.describe(stage, run.result, None)
 
     def run_stage(self, path: Path, report: StageReport, needs, env: dict, code_path: Path) -> isolate.StageRun:
         run = isolate.run_stage(path, report.function, needs.timeout_s, env, self.environment.python, code_path)
@@ -350,6 +397,7 @@ class _Run:
             authoring_problem=not self.files_read,
             stages=self.stages,
             claims=self.claims,
+            contract_problems=self.contract_problems,
             drift=self.drift,
             record_hash=self.hashes[0],
             reproduction_hash=self.hashes[1],
@@ -358,9 +406,8 @@ class _Run:
 
 def _executed_summary(entry: dict) -> dict:
     """What one errkb_record call did, without the tracebacks."""
-    summary = {key: entry.get(key) for key in ("field", "action", "section", "outcome") if entry.get(key) is not None}
-    if entry.get("expr"):
-        summary["expr"] = entry["expr"]
+    keys = ("field", "action", "section", "outcome", "expr", "valid", "examples", "failures", "input")
+    summary = {key: entry.get(key) for key in keys if entry.get(key) is not None}
     caught = entry.get("caught") or []
     if caught:
         summary["caught"] = [{"class": c.get("class"), "message": (c.get("message") or "")[:SHOWN_WARNING_TEXT]} for c in caught]

@@ -2,8 +2,10 @@
 
     python errkb/reproduce/runner.py REPRODUCTION.py FUNCTION [RECORD_CODE.json]
 
-FUNCTION is `trigger` or a demonstration named in the reproduction's SOLUTIONS / CODE. RECORD_CODE.json holds
-the record's code fields, which the stage runs through the `errkb_record` module (errkb_record.py).
+FUNCTION is `trigger` or a demonstration named in the reproduction's SOLUTIONS / CODE, or VALID_STAGE: every
+guard of the record on every valid situation the reproduction's VALID declares. RECORD_CODE.json holds the
+record's code fields, which the stage runs through the `errkb_record` module (errkb_record.py), and the
+reproduction's contract literals the runner needs ("valid", "guard_call").
 
 Standard library only, and run by file path rather than `-m errkb...`, so that a stage pays for no errkb import
 (pydantic alone costs ~0.2 s). Whatever the stage prints goes to stderr; stdout carries only the JSON result.
@@ -25,6 +27,10 @@ import warnings
 MAX_FRAMES = 60
 MAX_WARNINGS = 100
 MAX_TEXT = 4000
+VALID_STAGE = "errkb_valid_inputs"  # the negative-control stage: not a function of the reproduction
+GUARDS = ("validationCode", "typeGuard")
+GENERATED_EXAMPLES = 60  # valid situations drawn from a Hypothesis strategy, per guard
+SHOWN_INPUT = 300
 
 
 def qualified_name(cls: type) -> str:
@@ -112,14 +118,137 @@ def load_module(path: str, name: str = "errkb_reproduction"):
     return module
 
 
-def load_record_code(code_path: str | None):
+def read_record_code(code_path: str | None) -> dict:
+    """{"fields": the record's code texts, "valid", "guard_call", "code_names", "keep": the contract's literals}
+    (or, older, the bare fields)."""
+    if not code_path:
+        return {"fields": {}}
+    with open(code_path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    return data if "fields" in data else {"fields": data}
+
+
+def load_record_code(code: dict):
     """Provide `errkb_record` to the reproduction, holding the record's code fields."""
     module = load_module(os.path.join(os.path.dirname(os.path.abspath(__file__)), "errkb_record.py"), "errkb_record")
     module.describe = lambda exc: describe_exception(exc, "call")
-    if code_path:
-        with open(code_path, encoding="utf-8") as handle:
-            module.load(json.load(handle))
+    module.load(code["fields"], code.get("code_names"), code.get("keep"))
     return module
+
+
+def short_repr(value) -> str:
+    """A tensor or array by its shape and dtype (and its values when few), anything else by a cut repr."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        try:
+            size = 1
+            for dim in shape:
+                size *= int(dim)
+            values = f", values={value.tolist()!r}" if size <= 8 and hasattr(value, "tolist") else ""
+            return f"{type(value).__name__}(shape={tuple(int(d) for d in shape)}, dtype={dtype}{values})"
+        except Exception:
+            pass
+    if isinstance(value, (tuple, list)) and len(value) <= 4:
+        inner = ", ".join(short_repr(item) for item in value)
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    text = text_of(value) if isinstance(value, str) else repr_of(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def repr_of(value) -> str:
+    try:
+        return repr(value)
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
+
+
+def describe_names(names: dict) -> str:
+    """The user's objects of a situation, for a reason: `{targets: Tensor(shape=(4,), dtype=torch.int64, ...)}`."""
+    shown = [f"{key}: {short_repr(value)}" for key, value in names.items()
+             if not key.startswith("__") and type(value).__name__ != "module"]
+    text = "{" + ", ".join(shown) + "}"
+    return text if len(text) <= SHOWN_INPUT else text[: SHOWN_INPUT - 4] + "...}"
+
+
+def is_strategy(value) -> bool:
+    return type(value).__module__.startswith("hypothesis.")
+
+
+def situations_of(value, name: str, function: str) -> list[dict]:
+    situations = [value] if isinstance(value, dict) else list(value) if isinstance(value, (list, tuple)) else None
+    if not situations or not all(isinstance(s, dict) and all(isinstance(k, str) for k in s) for s in situations):
+        raise TypeError(f"VALID[{name!r}]: {function}() returned {type(value).__name__}, expected the names a guard sees: "
+                        f"a dict of names, a non-empty list of such dicts, or a Hypothesis strategy of them")
+    return situations
+
+
+def check_valid_inputs(module, record, valid: dict, guard_call: dict) -> None:
+    """Run every guard of the record on every valid situation; each guard must pass each one.
+
+    A guard with a CODE_NAMES entry sees only the names it declares of each situation (two guards may read
+    different names of the same situation). The log keeps one entry per (valid situation, guard): passed, or the
+    rejection (flagged, or the guard's own crash) with the input it rejected; for a Hypothesis strategy, the
+    smallest input it shrank to.
+    """
+    guards = [field for field in GUARDS if field in record.FIELDS]
+    for name, function in valid.items():
+        value = getattr(module, function)()
+        for field in guards:
+            start = len(record.EXECUTED)
+            if is_strategy(value):
+                _check_generated(record, field, value, guard_call.get(field))
+            else:
+                for names in situations_of(value, name, function):
+                    _check_one(record, field, names, guard_call.get(field))
+            record.EXECUTED[start:] = [_summary(record.EXECUTED[start:], name, field, shrunk=is_strategy(value))]
+
+
+def _check_one(record, field: str, names: dict, expr: str | None) -> bool:
+    declared = record.NAMES.get(field)
+    seen = {key: value for key, value in names.items() if declared is None or key in declared}
+    try:
+        passed = record.check(field, dict(seen), expr=expr)  # a copy: the guard's own names stay out of `seen`
+    except Exception:
+        passed = False  # the guard crashed on a valid input: its log entry says how
+    if not passed:
+        record.EXECUTED[-1]["input"] = describe_names(seen)
+    return passed
+
+
+class Rejected(AssertionError):
+    """A guard flagged a generated valid situation (so Hypothesis shrinks it)."""
+
+
+def _check_generated(record, field: str, strategy, expr: str | None) -> None:
+    hypothesis = sys.modules["hypothesis"]  # the reproduction imported it to build the strategy
+
+    @hypothesis.settings(
+        max_examples=GENERATED_EXAMPLES, derandomize=True, database=None, deadline=None, print_blob=False,
+        report_multiple_bugs=False,
+        suppress_health_check=list(hypothesis.HealthCheck),
+    )
+    @hypothesis.given(strategy)
+    def guard_passes(names):
+        if not isinstance(names, dict):
+            raise TypeError(f"the strategy drew a {type(names).__name__}, expected a dict of names")
+        if not _check_one(record, field, names, expr):
+            raise Rejected(field)
+
+    try:
+        guard_passes()
+    except Rejected:
+        pass  # the log holds the rejection; the last one is the shrunk input
+
+
+def _summary(entries: list[dict], name: str, field: str, shrunk: bool) -> dict:
+    """One log entry for a guard on one VALID name: the first rejection (the last, when Hypothesis shrank it)."""
+    checks = [entry for entry in entries if entry.get("action") == "check"]
+    failed = [entry for entry in checks if entry.get("outcome") != "passed"]
+    if not checks:
+        return {"field": field, "action": "check", "valid": name, "examples": 0, "outcome": None, "exception": None}
+    entry = dict((failed[-1] if shrunk else failed[0]) if failed else checks[-1])
+    entry.update(valid=name, examples=len(checks), failures=len(failed))
+    return entry
 
 
 def torch_facts() -> dict | None:
@@ -140,14 +269,20 @@ def torch_facts() -> dict | None:
 
 def run_stage(path: str, stage: str, code_path: str | None = None) -> dict:
     result = {"stage": stage, "outcome": None, "variant": None, "call_seconds": None, "exception": None}
-    record_code = load_record_code(code_path)
+    code = read_record_code(code_path)
+    record_code = load_record_code(code)
     collector = WarningCollector()
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = collector.show
         phase = "import"
         try:
-            function = getattr(load_module(path), stage)
+            module = load_module(path)
+            if stage == VALID_STAGE:
+                def function():
+                    check_valid_inputs(module, record_code, code.get("valid") or {}, code.get("guard_call") or {})
+            else:
+                function = getattr(module, stage)
             phase = "call"
             warnings.simplefilter("always")  # a library may have installed its own filters on import
             collector.active = True

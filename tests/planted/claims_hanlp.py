@@ -3,6 +3,12 @@ decide: the good ones verify, a broken one (set by the test case) must fail its 
 NEEDS = {"packages": {"hanlp": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "unwrapped"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard", "tryCatchPattern": "try_catch"}
+VALID = {"unwrapped-model": "valid_unwrapped"}
+CODE_NAMES = {"exampleFix": ["tagger", "model", "nn", "net"], "validationCode": ["tagger", "model", "nn"],
+              "tryCatchPattern": ["tagger", "model", "nn"]}
+KEEP = ["model"]
+
+PROVENANCE = {"checked": "unverified", "why": "a planted record: its excerpt is not the point"}
 
 import errkb_record as record
 from hanlp.components.taggers.rnn_tagger import RNNTagger
@@ -38,6 +44,10 @@ def guard():
     names = _situation()
     record.check("validationCode", names)
     record.check("validationCode", {**names, "model": names["model"].module})
+
+
+def valid_unwrapped():
+    return {**_situation(), "model": WithCrf()}
 
 
 def try_catch():
