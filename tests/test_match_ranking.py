@@ -164,6 +164,7 @@ SEVERAL = {
     "crf-shape-error-then-torchcrf-chained.txt": [
         ("torchcrf-emissions-must-have-3-dimensions", "final"),
         ("crf-forward-size-mismatch", "earlier"),
+        ("broadcast-tensor-size-must-match", "earlier"),  # the generic broadcasting record explains it too
     ],
     # One message two records explain: prefixed keys and a size mismatch in the same load_state_dict error.
     "state-dict-prefix-and-size-mismatch.txt": [
@@ -179,7 +180,7 @@ def test_several_records_above_the_threshold_come_in_order(matcher: Matcher, nam
     assert [(m.slug, m.seen_as) for m in found] == SEVERAL[name], [(m.slug, m.seen_as, m.score) for m in found]
     for first, second in zip(found, found[1:]):  # within a place of the paste, the higher score first
         if first.seen_as == second.seen_as:
-            assert first.score > second.score, (first.slug, first.score, second.slug, second.score)
+            assert first.score >= second.score, (first.slug, first.score, second.slug, second.score)
 
 
 @pytest.mark.parametrize("name", sorted(SEVERAL))
