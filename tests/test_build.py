@@ -43,18 +43,22 @@ def test_full_text_search_covers_message_documentation_and_solutions(seeded_root
 
 
 def test_incremental_build_updates_only_changed_and_removes_deleted(seeded_root):
-    add_example(seeded_root, "cpp-raise-site.json")
     path = seeded_root / "records" / f"{SEED_SLUG}.json"
     data = json.loads(path.read_text())
+    data["record"]["tags"].append("only-this-record")
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    assert run_cli("build", root=seeded_root).exit_code == 0
+    add_example(seeded_root, "cpp-raise-site.json")
+    assert "only-this-record" in {r["name"] for r in Database(seeded_root / "catalog.db")["tags"].rows}
     data["record"]["tags"] = ["pytorch", "crf"]
     path.write_text(json.dumps(data, indent=2) + "\n")
     result = run_cli("build", root=seeded_root)
     assert "0 added, 1 updated, 0 removed, 1 unchanged" in result.stdout
     db = Database(seeded_root / "catalog.db")
     assert {r["tag"] for r in db["record_tags"].rows_where("slug = ?", [SEED_SLUG])} == {"pytorch", "crf"}
-    assert "multi-gpu" not in {r["name"] for r in db["tags"].rows} or "multi-gpu" in {
-        r["tag"] for r in db["record_tags"].rows
-    }
+    # The tag no record uses any more is dropped; every tag still in use stays.
+    assert {r["name"] for r in db["tags"].rows} == {r["tag"] for r in db["record_tags"].rows}
+    assert "only-this-record" not in {r["name"] for r in db["tags"].rows}
     path.unlink()
     result = run_cli("build", root=seeded_root)
     assert "0 added, 0 updated, 1 removed, 1 unchanged" in result.stdout

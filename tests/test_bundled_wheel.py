@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-pytestmark = pytest.mark.xdist_group("wheel")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE_FILES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md"]

@@ -100,6 +100,7 @@ def matrix(tmp_path_factory):
     return root, outcome, results, again
 
 
+@pytest.mark.slow
 def test_each_version_gets_its_own_verdict(matrix):
     _, outcome, results, _ = matrix
     verdicts = {r["environment"]["label"]: r["verdict"] for r in results}
@@ -108,6 +109,7 @@ def test_each_version_gets_its_own_verdict(matrix):
     assert "environment errkbdemo==1.0: creating" in outcome.stderr
 
 
+@pytest.mark.slow
 def test_drift_and_the_new_wording_are_recorded(matrix):
     root, _, results, _ = matrix
     by_label = {r["environment"]["label"]: r for r in results}
@@ -119,6 +121,7 @@ def test_drift_and_the_new_wording_are_recorded(matrix):
     assert newest["observedMessages"] == [NEW_MESSAGE] and newest["packages"] == {"errkbdemo": "3.0"}
 
 
+@pytest.mark.slow
 def test_build_shows_the_releases_that_verified_and_the_stale_rule(matrix, tmp_path):
     root = tmp_path / "copy"
     import shutil
@@ -139,6 +142,7 @@ def test_build_shows_the_releases_that_verified_and_the_stale_rule(matrix, tmp_p
     assert db.execute("select count(*) from reproduction_runs where current = 0").fetchone()[0] == 3
 
 
+@pytest.mark.slow
 def test_environments_are_reused(matrix):
     again = matrix[3]
     assert "environment errkbdemo==2.0: reusing" in again.stderr and again.exit_code == 0
@@ -152,6 +156,7 @@ def test_a_with_spec_that_does_not_parse_is_a_usage_error(tmp_path, spec):
     assert outcome.exit_code == 2 and "--with" in outcome.stderr
 
 
+@pytest.mark.slow
 def test_a_release_that_does_not_exist_is_named_and_skipped(matrix, tmp_path, monkeypatch):
     monkeypatch.setenv("ERRKB_ENV_DIR", str(tmp_path / "envs"))
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
@@ -177,6 +182,7 @@ def local_torch_wheel() -> bool:
     return any(Path(folder).glob("torch-2.13.0*.whl") for folder in os.environ.get("PIP_FIND_LINKS", "").split() if folder)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not local_torch_wheel(), reason="no local torch 2.13.0 wheel in $PIP_FIND_LINKS (it would download several GB)")
 def test_a_real_torch_environment_from_the_local_wheel(tmp_path, monkeypatch):
     import shutil

@@ -1,6 +1,7 @@
 """Verification results as committed data: the file format, build loading them, the stale-result rule, show --json."""
 
 import json
+import re
 import shutil
 
 import jsonschema
@@ -8,7 +9,9 @@ import pytest
 from sqlite_utils import Database
 
 from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
-from errkb import signing, verifications
+from web_support import datasette_client
+from errkb import runs, signing, verifications
+from errkb.reproduce.contract import read_needs
 from errkb.store import file_hash
 
 SCHEMA = json.loads((REPO / verifications.SCHEMA_FILE).read_text(encoding="utf-8"))
@@ -179,11 +182,21 @@ def test_show_json_lists_results_before_any_build(catalog):
 
 
 def test_the_committed_catalog_has_a_result_for_every_record():
-    """A fresh clone shows the proof: every record has committed results, each with a verdict."""
+    """A fresh clone shows the proof: every record has a result for today's record and reproduction that
+    verified it. A skip is no proof: it is accepted only for a record whose reproduction needs CUDA devices
+    (declared in its NEEDS) that none of the committed runs had, and then every current result says so."""
     for record in sorted((REPO / "records").glob("*.json")):
-        entries = verifications.for_record(REPO, record.stem)
-        assert entries, f"no committed verification for {record.stem}"
-        assert all(entry["verdict"] for entry in entries)
+        current = [entry for entry in verifications.for_record(REPO, record.stem) if entry["current"]]
+        assert current, f"no committed result for today's {record.stem}"
+        if any(entry["verdict"] == "verified" for entry in current):
+            continue
+        needs = read_needs(REPO / "reproductions" / f"{record.stem}.py")
+        gpu = needs.cuda_devices > 0 or needs.torch_build == "cuda" or needs.nvidia_driver is not None
+        assert gpu, f"{record.stem}: not verified anywhere, and it needs no GPU, CUDA build or driver"
+        for entry in current:
+            assert entry["verdict"] == "skipped", (record.stem, entry["path"], entry["verdict"])
+            assert re.search(r"needs [^;]*(CUDA|NVIDIA)", entry["reason"]), (
+                record.stem, entry["path"], entry["reason"])
 
 
 def test_verified_somewhere_is_verified_with_exactly_where(catalog):
@@ -245,3 +258,34 @@ def test_a_no_write_run_of_a_reproduction_since_reverted_does_not_decide(catalog
         shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)
         assert shown["lastVerdict"] is None
     assert Database(catalog / "catalog.db")["reproduction_runs"].count == 1  # kept, just not current
+
+
+def test_a_run_kept_without_a_file_for_an_older_record_does_not_decide(catalog):
+    """A run kept only as a row (`reproduce --no-write` writes no result file): once the record is edited, it
+    judged an older record and sets no verdict."""
+    assert run_cli("build", root=catalog).exit_code == 0
+    db = Database(catalog / "catalog.db")
+    runs.store_result(db, catalog, verifications.Verification.model_validate(result(catalog)), None)
+    db.close()
+    assert verdict_row(catalog)[0] == "verified"  # it decides while the record is the one it judged
+    record = catalog / "records" / f"{SEED_SLUG}.json"
+    envelope = json.loads(record.read_text())
+    envelope["record"]["preventionTips"].append("Check the tagger's crf flag before choosing devices")
+    record.write_text(json.dumps(envelope, indent=2))
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert verdict_row(catalog) == (None, None)
+
+
+def test_the_record_page_shows_a_result_for_an_older_record_apart(catalog):
+    """The matrix and the runs list hold today's results only; the older one is listed under its own heading."""
+    write(catalog, result(catalog, verdict="wrong-error", torch="2.5.1", recordHash="0" * 64))
+    write(catalog, result(catalog))
+    assert run_cli("build", root=catalog).exit_code == 0
+    with datasette_client(catalog) as client:
+        html = client.get(f"/-/errkb/record/{SEED_SLUG}").text
+    current, _, earlier = html.partition("for an earlier version")
+    assert earlier, "no section for the earlier result"
+    matrix = current[current.index('<table class="errkb-matrix">'):]
+    matrix = matrix[:matrix.index("</table>")]
+    assert "torch 2.13.0" in matrix and "2.5.1" not in matrix
+    assert "wrong-error" not in current and "wrong-error" in earlier
