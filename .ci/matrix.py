@@ -39,8 +39,9 @@ def flags(matrix: dict, hardware: str, release: str, build: str) -> list[str]:
         raise SystemExit(f"error: build is cpu or cuda, not {build!r}")
     spec = matrix["hardware"][hardware]
     declared = ["--gpus", str(spec["gpus"]), "--driver" if spec["driver"] else "--no-driver", "--torch-build", build]
-    # The CPU build is installed into the job's own environment; a registry (CUDA) release runs with --with.
-    return declared if build == "cpu" else [*declared, "--with", f"torch=={release}"]
+    # Every cell runs in a --with environment of its own, which also gets the other packages the records need
+    # (lightning cannot live beside errkb's own dependencies); the CPU build is the release's +cpu wheel.
+    return [*declared, "--with", f"torch=={release}+cpu" if build == "cpu" else f"torch=={release}"]
 
 
 def main(argv: list[str]) -> None:
