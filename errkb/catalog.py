@@ -10,7 +10,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from . import changes, ingest, runs
+from . import changes, ingest, runs, themes
 from .lock import with_catalog_lock
 from .matching import index
 from .model import Envelope, Record
@@ -22,7 +22,7 @@ from .runs import refresh_records as refresh_last_verdicts
 
 FTS_COLUMNS = ["errorMessage", "documentation", "triggerScenarios", "commonSituations", "solutions"]
 LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
-RECORD_TABLES = ["record_tags", "tags", "prevention_tips", "solutions", "records"]
+RECORD_TABLES = ["record_themes", "record_tags", "tags", "prevention_tips", "solutions", "records"]
 
 
 BUSY_TIMEOUT_S = 30  # errkb's writers take the catalog lock; this covers other readers and writers of the file
@@ -40,11 +40,15 @@ def open_db(root: Path) -> sqlite_utils.Database:
 def ensure_schema(db: sqlite_utils.Database) -> None:
     fresh = "records" not in db.table_names()
     had_record_tags = "record_tags" in db.table_names()
+    had_record_themes = themes.TABLE in db.table_names()
     _create_record_tables(db)
     if fresh:
         _create_deferred(db.conn)
     elif not had_record_tags:
         db.conn.execute('CREATE INDEX "idx_record_tags_tag" ON "record_tags" ("tag")')
+    if not fresh and not had_record_themes:  # a catalog built before themes: fill it from record_tags
+        db.conn.execute(f'CREATE INDEX "idx_{themes.TABLE}_theme" ON "{themes.TABLE}" ("theme")')
+        db.conn.execute(themes.FILL_SQL, {"pairs": themes.pairs_json()})
     changes.ensure_tables(db.conn)
     ensure_runs_table(db)
 
@@ -72,6 +76,8 @@ def _create_record_tables(db: sqlite_utils.Database) -> None:
             pk=("slug", "tag"),
             foreign_keys=[("slug", "records", "slug"), ("tag", "tags", "name")],
         )
+    if themes.TABLE not in db.table_names():  # derived from the tags (errkb/themes.py)
+        db[themes.TABLE].create({"slug": str, "theme": str}, pk=("slug", "theme"), foreign_keys=[("slug", "records", "slug")])
 
 
 _FTS_LIST = ", ".join(f'"{name}"' for name in FTS_COLUMNS)
@@ -98,6 +104,7 @@ def _create_deferred(conn: sqlite3.Connection) -> None:
     for name in RECORD_INDEXES:
         conn.execute(f'CREATE INDEX "idx_records_{name}" ON "records" ("{name}")')
     conn.execute('CREATE INDEX "idx_record_tags_tag" ON "record_tags" ("tag")')
+    conn.execute(f'CREATE INDEX "idx_{themes.TABLE}_theme" ON "{themes.TABLE}" ("theme")')
     for statement in _FTS_SQL:
         conn.execute(statement)
 
@@ -195,6 +202,7 @@ def build(root: Path, full: bool = False) -> BuildReport:
             if conflicts:
                 raise InvalidInput(conflicts)
             writer.finish()
+            refresh_themes(db.conn, rewrite=not fresh)
             if report.changed:
                 _drop_unused_tags(db)
             runs.sync(db, root)
@@ -243,6 +251,10 @@ class _Writer:
         conn.executemany(
             "INSERT INTO record_tags (slug, tag) VALUES (?, ?)", [(item.slug, tag) for item in items for tag in item.tags]
         )
+        conn.executemany(
+            f"INSERT INTO {themes.TABLE} (slug, theme) VALUES (?, ?)",
+            [(item.slug, theme) for item in items for theme in themes.of(item.tags)],
+        )
         conn.executemany("INSERT INTO written (slug) VALUES (?)", [(slug,) for slug in slugs])
         if self.match_index:
             self.match_index.add([(item.entry, item.analysis) for item in items])
@@ -286,10 +298,11 @@ def upsert_records(db: sqlite_utils.Database, items: list[tuple[Envelope, str, s
     )
     db["tags"].insert_all(({"name": tag} for r in records for tag in r.tags), ignore=True)
     db["record_tags"].insert_all({"slug": r.slug, "tag": tag} for r in records for tag in r.tags)
+    db[themes.TABLE].insert_all({"slug": r.slug, "theme": theme} for r in records for theme in themes.of(r.tags))
 
 
 def delete_children(db: sqlite_utils.Database, slugs: list[str]) -> None:
-    for table in ["solutions", "prevention_tips", "record_tags"]:
+    for table in ["solutions", "prevention_tips", "record_tags", themes.TABLE]:
         _delete_where_slug_in(db, table, slugs)
 
 
@@ -302,6 +315,23 @@ def _delete_where_slug_in(db: sqlite_utils.Database, table: str, slugs: list[str
     for start in range(0, len(slugs), chunk):
         part = slugs[start : start + chunk]
         db.execute(f"delete from [{table}] where slug in ({', '.join('?' * len(part))})", part)
+
+
+def refresh_themes(conn: sqlite3.Connection, rewrite: bool) -> None:
+    """Note which THEMES record_themes follows; when it followed others (rewrite), fill it again from record_tags.
+
+    The writer puts each record it writes under its themes; records this build did not touch keep the themes of
+    the build that wrote them, so a change of errkb/themes.py rewrites the whole table (once). Nothing is written
+    when the themes have not changed: a no-op build leaves the database as it was.
+    """
+    current = themes.fingerprint()
+    row = conn.execute(f"SELECT value FROM {changes.INFO_TABLE} WHERE key = 'themes'").fetchone()
+    if row and row[0] == current:
+        return
+    if rewrite and row:
+        conn.execute(f"DELETE FROM {themes.TABLE}")
+        conn.execute(themes.FILL_SQL, {"pairs": themes.pairs_json()})
+    conn.execute(f"INSERT OR REPLACE INTO {changes.INFO_TABLE} (key, value) VALUES ('themes', ?)", [current])
 
 
 def _drop_unused_tags(db: sqlite_utils.Database) -> None:

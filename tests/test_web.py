@@ -48,7 +48,7 @@ def test_metadata_has_title_license_source_and_facets(client):
     assert metadata["title"].startswith("errkb")
     assert metadata["license"] and metadata["source"]
     records = metadata["databases"]["catalog"]["tables"]["records"]
-    assert records["facets"] == ["repo", "errorClass", "errorType", "severity", {"tags": "tags"}, "lastVerdict"]
+    assert records["facets"] == ["repo", {"theme": "tags"}, "errorClass", "errorType", "severity", {"tags": "tags"}, "lastVerdict"]
     assert "errorMessage" in records["columns"]
 
 

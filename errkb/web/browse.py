@@ -1,6 +1,6 @@
 """The records browser and the home page's numbers: what a request asks for, and the SQL that answers it.
 
-The browser takes Datasette's parameter names (`errorClass=`, `repo=`, `lastVerdict=`, `_tag=`), so a
+The browser takes Datasette's parameter names (`errorClass=`, `repo=`, `lastVerdict=`, `_tag=`, `_theme=`), so a
 link built for the records table works here too; `q` is the full-text search, ordered by relevance (bm25).
 """
 
@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 from datasette.database import QueryInterrupted
 
+from .. import themes
 from . import facets as sampled
+from .themes import has_themes
 
 PAGE_SIZE = 50
 FACET_SIZE = 12
@@ -32,6 +34,7 @@ class Request:
     filters: dict[str, list[str]] = field(default_factory=dict)  # column -> accepted values
     tags: list[str] = field(default_factory=list)  # all must hold
     page: int = 1
+    themes: list[str] = field(default_factory=list)  # any may hold
 
     @classmethod
     def from_args(cls, args) -> "Request":
@@ -41,7 +44,7 @@ class Request:
             page = max(1, int(args.get("page") or 1))
         except ValueError:
             page = 1
-        return cls(q, filters, _unique(args.getlist(TAG_PARAM)), page)
+        return cls(q, filters, _unique(args.getlist(TAG_PARAM)), page, _unique(args.getlist(themes.PARAM)))
 
     def fts_query(self) -> str:
         """The words of q, each quoted, so no character in a search can be FTS5 syntax; "" for no words."""
@@ -83,10 +86,15 @@ def where(request: Request, search: bool = True) -> tuple[str, dict]:
     for i, tag in enumerate(request.tags):
         clauses.append(f"records.slug in (select slug from record_tags where tag = :tag_{i})")
         params[f"tag_{i}"] = tag
+    if request.themes:
+        clauses.append(themes.filter_sql("records.slug", "themes"))
+        params["themes"] = json.dumps(request.themes)
     return (" where " + " and ".join(clauses)) if clauses else "", params
 
 
 async def records_page(db, request: Request) -> Page:
+    if request.themes and not await has_themes(db):  # a catalog built before themes: no record is of one yet
+        return Page([], 0, [], False, False)
     sql_where, params = where(request)
     columns = set(await db.table_columns("records"))
     has_verified_on = "verifiedOn" in columns
@@ -173,6 +181,12 @@ async def facets(db, request: Request, sql_where: str, params: dict) -> list[dic
             label_text = "never verified" if row["value"] is None and column == "lastVerdict" else value
             values.append({"value": value, "label": label_text, "count": row["count"], "selected": value in selected})
         found.append({"param": column, "label": label, "values": values})
+    rows = await _facet_rows(db, themes.count_sql(f"select records.slug from records{sql_where}" if sql_where else None), params) \
+        if await has_themes(db) else []
+    found.insert(2, {  # after verdict and library
+        "param": themes.PARAM, "label": "theme",
+        "values": [{**theme, "selected": theme["value"] in request.themes} for theme in themes.ordered(rows)],
+    })
     # Unfiltered, count straight from the tag index: collecting every slug first is too slow at 100k records.
     records = f"where slug in (select records.slug from records{sql_where}) " if sql_where else ""
     rows = await _facet_rows(
@@ -200,7 +214,7 @@ async def _facet_rows(db, sql: str, params: dict) -> list:
 
 
 async def home_numbers(db) -> dict:
-    """What the home page counts: records by verdict and by library, and the records verified last."""
+    """What the home page counts: records by verdict, by library and by theme, and the records verified last."""
     total = (await db.execute("select count(*) from records")).rows[0][0]
     by_verdict = await db.execute(
         "select lastVerdict as value, count(*) as count from records group by lastVerdict order by count(*) desc"
@@ -216,6 +230,7 @@ async def home_numbers(db) -> dict:
         "where slug in (select slug from reproduction_runs where verdict = 'verified' order by started_at desc "
         "limit 100) and lastVerifiedAt is not null order by lastVerifiedAt desc, slug limit 5"
     )
+    by_theme = await _facet_rows(db, themes.count_sql(), {}) if await has_themes(db) else []
     return {
         "total": total,
         "by_verdict": [
@@ -223,6 +238,7 @@ async def home_numbers(db) -> dict:
             for row in by_verdict.rows
         ],
         "by_library": [dict(row) for row in by_library.rows],
+        "by_theme": themes.ordered(by_theme),
         "recent": [dict(row) for row in recent.rows],
     }
 

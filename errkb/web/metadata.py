@@ -17,7 +17,8 @@ LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
 SOURCE = "records/*.json in the errkb repository, one file per record"
 
 # {"tags": "tags"} is tags.TagsFacet: Datasette's {"array": "tags"} times out past a few thousand records.
-FACETS = ["repo", "errorClass", "errorType", "severity", {"tags": "tags"}, "lastVerdict"]
+# {"theme": "tags"} is themes.ThemeFacet: the records of each theme (errkb/themes.py), read off their tags.
+FACETS = ["repo", {"theme": "tags"}, "errorClass", "errorType", "severity", {"tags": "tags"}, "lastVerdict"]
 
 RECORD_COLUMNS = {
     **FIELD_DESCRIPTIONS,  # one description per record field, shared with the JSON Schema

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from . import matching, metadata, present, queries, urls, views
 from .facets import SampledColumnFacet
 from .tags import TagsFacet, tag_filter
+from .themes import ThemeFacet, theme_filter
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
@@ -131,7 +132,7 @@ def get_metadata(datasette, key, database, table):
 
 @hookimpl
 def register_facet_classes():
-    return [TagsFacet]
+    return [TagsFacet, ThemeFacet]
 
 
 @hookimpl(wrapper=True, specname="register_facet_classes")
@@ -144,6 +145,13 @@ def sample_large_column_facets():
 def filters_from_request(request, database, table, datasette):
     if table == "records" and database in queries.known_catalogs(datasette):
         return tag_filter(request)
+    return None
+
+
+@hookimpl(specname="filters_from_request")
+def theme_filters_from_request(request, database, table, datasette):
+    if table == "records" and database in queries.known_catalogs(datasette):
+        return theme_filter(request, datasette.get_database(database))  # a coroutine: Datasette awaits it
     return None
 
 

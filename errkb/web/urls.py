@@ -25,7 +25,7 @@ def static(datasette, name: str) -> str:
 def records_table(datasette, database: str, browse: bool = False, **filters) -> str:
     """The records browser (browse=True: errkb's own page, a few columns) or Datasette's table of every column.
 
-    Both take the same filters: errorClass=, repo=, lastVerdict=, _tag=.
+    Both take the same filters: errorClass=, repo=, lastVerdict=, _tag=, _theme=.
     """
     base = datasette.urls.path(BROWSE_PATH) if browse else datasette.urls.table(database, "records")
     return f"{base}?{urlencode(list(filters.items()))}" if filters else str(base)

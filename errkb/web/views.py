@@ -77,6 +77,8 @@ async def home_page(datasette, request, send):
         item["url"] = urls.records_table(datasette, database, browse=True, lastVerdict=item["value"])
     for item in numbers["by_library"]:
         item["url"] = urls.records_table(datasette, database, browse=True, repo=item["value"])
+    for item in numbers["by_theme"]:
+        item["url"] = urls.records_table(datasette, database, browse=True, _theme=item["value"])
     for row in numbers["recent"]:
         row["url"] = urls.record(datasette, row["slug"])
     context = {
