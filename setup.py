@@ -1,4 +1,5 @@
-"""Ships the catalog inside the wheel: records/ and verifications/ become package data of errkb.
+"""Ships the catalog inside the wheel: records/, verifications/ and reproductions/ become package data of errkb
+(the reproductions so that an install can tell current results from stale ones, by their hashes).
 
 They live at the top of the repository (where people edit them), not inside the errkb package, so
 build_py copies them into errkb/_catalog/ of the build (CATALOG_DATA; MANIFEST.in puts them in the
@@ -12,7 +13,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-CATALOG_DATA = ["records/*.json", "verifications/**/*.json"]  # keep in line with MANIFEST.in
+CATALOG_DATA = ["records/*.json", "verifications/**/*.json", "reproductions/*.py"]  # keep in line with MANIFEST.in
 
 
 class BuildPyWithCatalog(build_py):

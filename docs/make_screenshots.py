@@ -5,7 +5,8 @@
 Copies records/, reproductions/ and the committed verification results (verifications/: real runs across PyTorch
 releases) to a scratch root, serves it with `errkb serve`, and
 saves, from headless Chromium at 1280 px and 390 px wide, into OUT (default docs/screenshots/):
-home, records (the "Browse records" menu link), search, record and match pages.
+home, records (the "Browse records" menu link), search (Datasette's, and the browser's for "OOM"), record pages
+(the seed, CUDA out of memory, one verified on six releases) and match pages (the seed, an OOM paste).
 """
 
 import shutil
@@ -21,6 +22,14 @@ from test_web_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from web_support import SEED_SLUG, SEED_TRACEBACK, running_server  # noqa: E402
 
 WIDTHS = {"": 1280, "-390": 390}  # file name suffix: viewport width
+OOM_SLUG = "cuda-out-of-memory"
+MATRIX_SLUG = "expected-all-tensors-on-same-device"
+OOM_PASTE = (
+    "Traceback (most recent call last):\n  File \"train.py\", line 41, in <module>\n    loss = model(batch).sum()\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB "
+    "of which 1.02 GiB is free. Of the allocated memory 21.10 GiB is allocated by PyTorch, and 1.05 GiB is reserved "
+    "by PyTorch but unallocated.\n"
+)
 
 
 def shoot(page, base: str, out: Path, suffix: str) -> list[Path]:
@@ -38,13 +47,20 @@ def shoot(page, base: str, out: Path, suffix: str) -> list[Path]:
     save("records")
     page.goto(base + "/catalog/search?q=DataParallel")
     save("search")
+    page.goto(base + "/-/errkb/records?q=OOM")  # a synonym: the records say "out of memory"
+    save("search-oom")
     page.goto(f"{base}/-/errkb/record/{SEED_SLUG}")
     save("record")
-    page.goto(f"{base}/-/errkb/match")
-    page.fill('textarea[name="traceback"]', SEED_TRACEBACK)
-    page.click('form.errkb-match-form input[type="submit"]')
-    page.wait_for_selector("li.errkb-match")
-    save("match")
+    page.goto(f"{base}/-/errkb/record/{OOM_SLUG}")  # an 11-line message, skipped on CPU-only machines
+    save("record-oom")
+    page.goto(f"{base}/-/errkb/record/{MATRIX_SLUG}")  # verified on six releases
+    save("record-matrix")
+    for name, paste in (("match", SEED_TRACEBACK), ("match-oom", OOM_PASTE)):
+        page.goto(f"{base}/-/errkb/match")
+        page.fill('textarea[name="traceback"]', paste)
+        page.click('form.errkb-match-form input[type="submit"]')
+        page.wait_for_selector("li.errkb-match")
+        save(name)
     return saved
 
 
@@ -66,7 +82,7 @@ def main(out: Path) -> None:
                 saved += shoot(page, base, out, suffix)
                 page.close()
             browser.close()
-    print("saved", *(str(path.relative_to(REPO)) for path in saved), sep="\n  ")
+    print("saved", *map(str, saved), sep="\n  ")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Which catalog a command uses, and the catalog that ships inside the installed package.
 
-A wheel carries records/ (and verifications/) as package data in errkb/_catalog/ (see setup.py).
+A wheel carries records/, verifications/ and reproductions/ as package data in errkb/_catalog/ (see
+setup.py): a result counts only while it judged today's record and reproduction, checked by their hashes,
+so an install shows the verdicts of the clone it was built from.
 Outside any catalog folder, `errkb match`, `run`, `show`, `serve` and the Python API use it: its
 catalog.db is built once into the user cache folder (platformdirs) and reused until the bundled
 files change (a new errkb version, or files added, removed or rewritten), as a complete catalog root
@@ -19,7 +21,7 @@ from pathlib import Path
 from .store import DATABASE_FILE, RECORDS_DIR, find_root, is_catalog
 
 PACKAGE_DATA = Path(__file__).resolve().parent / "_catalog"
-SHIPPED = ("records", "verifications")  # folders of the bundled catalog
+SHIPPED = {"records": "*.json", "verifications": "**/*.json", "reproductions": "*.py"}  # folders of the bundled catalog
 CACHE_ENV = "ERRKB_CACHE_DIR"  # overrides the platform's user cache folder
 
 
@@ -62,7 +64,7 @@ def shipped_files(data: Path = PACKAGE_DATA) -> list[Path]:
     """The bundled catalog's files (records and verification results), sorted; [] when none ship."""
     if not (data / RECORDS_DIR).is_dir():
         return []
-    return sorted(path for folder in SHIPPED for path in (data / folder).glob("**/*.json") if path.is_file())
+    return sorted(path for folder, pattern in SHIPPED.items() for path in (data / folder).glob(pattern) if path.is_file())
 
 
 def bundle_key(files: list[Path], data: Path = PACKAGE_DATA) -> str:

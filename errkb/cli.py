@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from . import catalog, listing, store
+from . import catalog, evidence, listing, search, store
+from .hits import short_title
 from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
 from .validate import check_files, load_envelope
@@ -134,34 +135,32 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
     path = store.record_path(root, slug)
     if not store.is_safe_slug(slug) or not path.exists():
         click.echo(f"error: {listing.unknown_slug_message(root, [slug])}", err=True)
-        sys.exit(1)
+        sys.exit(2)  # a usage error, as from reproduce (README: Exit status)
     try:
         envelope = load_envelope(path)
     except InvalidInput as exc:
         fail(exc.problems)
     if as_json:
         from .reproduce.contract import provenance_summary, read_provenance
-        from .verifications import for_record
 
         try:
-            results = for_record(root, slug)
+            proof = evidence.of_record(root, slug)
         except InvalidInput as exc:
             fail(exc.problems)
         provenance = read_provenance(root, slug)
-        click.echo(json.dumps({**envelope.record.model_dump(), "verifications": results, "provenance": provenance,
+        click.echo(json.dumps({**envelope.record.model_dump(), **proof, "provenance": provenance,
                                "provenanceSummary": provenance_summary(provenance)}, indent=2, ensure_ascii=False))
         return
     click.echo(render_record(envelope.record, verification(root, slug)))
 
 
 @cli.command(name="list")
-@click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeat: all must hold).")
+@click.option("--tag", "tags", multiple=True, help="Only records with this tag, any case (repeat: all must hold).")
 @click.option(
-    "--verdict", type=click.Choice(["verified", "not-reproduced", "wrong-error", "fix-failed", "skipped", "timeout",
-                                    "crashed", listing.NEVER]),
+    "--verdict", type=click.Choice(listing.VERDICTS),
     help="Only records whose last reproduction gave this verdict (never: not reproduced yet).",
 )
-@click.option("--library", help="Only records about this library: owner/name or name, any case (hanlp).")
+@click.option("--library", help="Only records about this library: owner/name, name or package, any case (hanlp, torch).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list (slug, errorClass, library, verdict, errorMessage, tags).")
 @click.pass_context
 def list_command(ctx: click.Context, tags: tuple[str, ...], verdict: str | None, library: str | None, as_json: bool) -> None:
@@ -177,10 +176,52 @@ def list_command(ctx: click.Context, tags: tuple[str, ...], verdict: str | None,
     if as_json:
         click.echo(json.dumps([entry.as_dict() for entry in entries], indent=2, ensure_ascii=False))
         return
-    width = max((len(entry.slug) for entry in entries), default=0)
-    for entry in entries:
-        click.echo(f"{entry.slug:<{width}}  {entry.errorClass:<16} {entry.library:<22} {entry.verdict or 'never verified'}")
+    if entries:
+        click.echo("\n".join(listing.table(entries)))
     click.echo(f"{len(entries)} record(s)", err=True)
+
+
+@cli.command(name="search")
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: query, notes, total and hits (slug, errorClass, library, lastVerdict, verifiedOn, tags, why).")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=1), help="Show at most N records.")
+@click.pass_context
+def search_command(ctx: click.Context, query: str, as_json: bool, limit: int) -> None:
+    """Search the records' messages, causes, fixes and tags; synonyms (OOM) and misspelt words are handled.
+
+    Each hit says why it matched. Exit status: 0 when a record matches, 1 when none does, 2 when there
+    is no catalog.
+    """
+    root = catalog_root(ctx)
+    try:
+        found, total, planned = search.run(root, query, limit)
+    except InvalidInput as exc:
+        fail(exc.problems)
+    if as_json:
+        click.echo(json.dumps({"query": query, "notes": planned.notes, "total": total,
+                               "hits": [hit.as_dict() for hit in found]}, indent=2, ensure_ascii=False))
+    else:
+        for note in planned.notes:
+            click.echo(f"note: {note}", err=True)
+        for i, hit in enumerate(found, 1):
+            click.echo(f"{i}. {short_title(hit.errorMessage)}   [{hit.slug}, {hit.lastVerdict or 'never verified'}]")
+            for why in hit.why:
+                click.echo(f"   {search.plain_marks(why)}")
+        click.echo(f"{total} record(s) match" + (f", {len(found)} shown" if total > len(found) else ""), err=True)
+    sys.exit(0 if found else 1)
+
+
+@cli.command(name="mcp")
+@click.pass_context
+def mcp_command(ctx: click.Context) -> None:
+    """Run a Model Context Protocol server over stdio for coding agents: tools match, show, search and list.
+
+    Every record comes with its evidence (verifiedOn, claim marks, result files). Uses --root, else the
+    nearest catalog folder, else the bundled catalog; without any, each tool answers "no catalog".
+    """
+    from .mcp_server import serve  # the SDK loads only for this command
+
+    serve(ctx.obj if ctx.find_root().params.get("root") else None)
 
 
 @cli.command()

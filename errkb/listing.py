@@ -7,9 +7,13 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from typing import get_args
+
 from . import store
 from .problems import InvalidInput
+from .reproduce.libraries import LIBRARIES
 from .validate import check_files
+from .verifications import Verification
 
 NEVER = "never"  # --verdict never: records no reproduction has judged yet
 
@@ -28,11 +32,13 @@ class Entry:
 
 
 def list_records(root: Path, tags=(), verdict: str | None = None, library: str | None = None) -> list[Entry]:
-    """Every valid record in root's records/ that has all `tags`, the verdict and the library.
+    """Every valid record in root's records/ that has all `tags` (any case), the verdict and the library.
 
-    `library` matches the repo (owner/name) or its name alone, ignoring case: "hanlp" finds hankcs/HanLP.
+    `library` matches the repo (owner/name), its name alone, or the library's package or import name, ignoring
+    case: "hanlp" finds hankcs/HanLP, "torch" finds pytorch/pytorch.
     Verdicts come from catalog.db (`errkb reproduce`); without it every record is never verified.
     """
+    tags = {tag.lower() for tag in tags}
     good, problems = check_files(store.record_files(root))
     if problems:
         raise InvalidInput(problems)
@@ -67,8 +73,19 @@ def _verdict_is(actual: str | None, wanted: str | None) -> bool:
 def _library_is(repo: str, wanted: str | None) -> bool:
     if wanted is None:
         return True
-    wanted = wanted.lower()
-    return repo.lower() == wanted or repo.lower().split("/")[-1] == wanted
+    names = {repo, repo.split("/")[-1], *(name for name in LIBRARIES.get(repo, ()) if name)}
+    return wanted.lower() in {name.lower() for name in names}
+
+
+VERDICTS = [*get_args(Verification.model_fields["verdict"].annotation), NEVER]  # what --verdict accepts
+
+
+def table(entries: list[Entry]) -> list[str]:
+    """`errkb list` as text: a header, then one aligned row per record."""
+    rows = [("SLUG", "CLASS", "LIBRARY", "VERDICT")]
+    rows += [(e.slug, e.errorClass, e.library, e.verdict or "never verified") for e in entries]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3] for row in rows]
 
 
 def did_you_mean(root: Path, slug: str) -> list[str]:

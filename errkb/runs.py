@@ -132,14 +132,18 @@ def refresh_observed_messages(db: sqlite_utils.Database) -> None:
 
 def refresh_current(db: sqlite_utils.Database, root: Path) -> tuple[set[str], bool]:
     """A result is current when it judged today's record file and reproduction file. Returns the slugs with runs,
-    and whether any run became current or stale."""
+    and whether any run became current or stale.
+
+    The same rule holds for runs kept without a file (`reproduce --no-write`): one of a reproduction since
+    edited or reverted must not decide the verdict. Such a run from a catalog older than reproduction hashes
+    has none, and counts while its record hash matches."""
     slugs = {r[0] for r in db.execute(f"select distinct slug from {RUNS_TABLE}")}
     flipped = False
     for slug in slugs:
         record_hash, reproduction_hash = verifications.current_hashes(root, slug)
+        now = "(record_hash is ? and (reproduction_hash is ? or (path is null and reproduction_hash is null)))"
         cursor = db.execute(
-            f"update {RUNS_TABLE} set current = (record_hash is ? and reproduction_hash is ?) where slug = ? and path is not null "
-            f"and current is not (record_hash is ? and reproduction_hash is ?)",
+            f"update {RUNS_TABLE} set current = {now} where slug = ? and current is not {now}",
             [record_hash, reproduction_hash, slug, record_hash, reproduction_hash],
         )
         flipped = flipped or cursor.rowcount > 0
@@ -183,7 +187,8 @@ def verdict_columns(runs: list[dict], content_hash: str | None) -> tuple[str | N
 def _is_current(run: dict, content_hash: str | None) -> bool:
     if run.get("path"):
         return bool(run.get("current"))
-    return run.get("record_hash") in (None, content_hash)
+    # a run kept without a file: `current` also checks its reproduction hash (None: a row older than that column)
+    return run.get("current") != 0 and run.get("record_hash") in (None, content_hash)
 
 
 def refresh_records(db: sqlite_utils.Database, slugs: list[str] | None = None) -> None:
@@ -253,7 +258,7 @@ def last_run(root: Path, slug: str) -> dict | None:
         conn.row_factory = sqlite3.Row
         try:
             columns = {r[1] for r in conn.execute(f"pragma table_info({RUNS_TABLE})")}
-            current = "(path is null or current = 1)" if "current" in columns else "1"
+            current = "(current = 1 or (path is null and current is null))" if "current" in columns else "1"
             found = conn.execute(
                 f"select * from {RUNS_TABLE} where slug = ? and {current} "
                 "order by verdict = 'skipped', started_at desc, id desc limit 1",

@@ -12,6 +12,28 @@ validationCode run from its text.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "detach_state", 2: "sum_losses", 3: "retain_graph_for_second_pass"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "no-state-yet": "valid_no_state",
+    "detached-rnn-state": "valid_detached_state",
+    "lstm-state-tuple": "valid_lstm_state",
+    "zeros-initial-state": "valid_zeros_state",
+}
+CODE_NAMES = {"exampleFix": ["rnn", "head", "h", "batches"], "validationCode": ["h"]}
+KEEP = ["rnn", "head"]
+WORDINGS = [
+    {"text": "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+             "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+             "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+             "if you need to access saved tensors after calling backward.", "source": "torch==1.13.1", "match": "pattern"},
+    {"text": "Trying to backward through the graph a second time, but the saved intermediate results have already "
+             "been freed. Specify retain_graph=True when calling backward the first time.",
+     "source": "3d-hand-shape/hand-graph-cnn#55", "match": "pattern"},
+    {"text": "RuntimeError: Trying to backward through the graph a second time, but the buffers have already been "
+             "freed. Specify retain_graph=True when calling backward the first time.",
+     "source": "GBLin5566/toward-controlled-generation-of-text-pytorch#8", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "upstream-copy",
+              "commit": "42bb714738bbd8ed3aaa0f0c61606b7a366ba934", "offset": 0}
 
 import math
 
@@ -115,12 +137,20 @@ def retain_graph_for_second_pass():
 
 
 def example_fix():
+    """The "after" part on the three situations users carry state in: a zeros start, h=None, an LSTM's (h, c)."""
     rnn, head, opt = _model()
-    h = torch.zeros(1, 2, 8)
-    batches = _batches()
-    names = record.run("exampleFix", {"rnn": rnn, "head": head, "h": h, "batches": batches}, section="after")
+    names = record.run("exampleFix", {"rnn": rnn, "head": head, "h": torch.zeros(1, 2, 8), "batches": _batches()},
+                       section="after")
     assert names["h"].shape == (1, 2, 8) and math.isfinite(names["loss"].item())
+    assert names["rnn"] is rnn and names["head"] is head
     assert all(p.grad is not None for p in rnn.parameters())
+    names = record.run("exampleFix", {"rnn": rnn, "head": head, "h": None, "batches": _batches()}, section="after")
+    assert names["h"].shape == (1, 2, 8)
+    torch.manual_seed(0)
+    lstm = nn.LSTM(4, 8, batch_first=True)
+    names = record.run("exampleFix", {"rnn": lstm, "head": head, "h": None, "batches": _batches()}, section="after")
+    h, c = names["h"]
+    assert h.shape == c.shape == (1, 2, 8) and all(p.grad is not None for p in lstm.parameters())
 
 
 def guard():
@@ -129,4 +159,32 @@ def guard():
     _, h = rnn(x, torch.zeros(1, 2, 8))
     assert not record.check("validationCode", {"h": h})  # the trigger's carried state
     assert record.check("validationCode", {"h": h.detach()})
-    assert record.check("validationCode", {"h": None})
+    torch.manual_seed(0)
+    _, state = nn.LSTM(4, 8, batch_first=True)(x)
+    assert not record.check("validationCode", {"h": state})  # an LSTM's attached (h, c)
+
+
+def valid_no_state():
+    """Before the first batch there is no state: rnn(x, None) starts from zeros."""
+    rnn, _, _ = _model()
+    rnn(_batches(1)[0][0], None)
+    return {"h": None}
+
+
+def valid_detached_state():
+    rnn, _, _ = _model()
+    _, h = rnn(_batches(1)[0][0])
+    return {"h": h.detach()}
+
+
+def valid_lstm_state():
+    torch.manual_seed(0)
+    lstm = nn.LSTM(4, 8, batch_first=True)
+    _, (h, c) = lstm(_batches(1)[0][0])
+    state = (h.detach(), c.detach())
+    lstm(_batches(1)[0][0], state)
+    return {"h": state}
+
+
+def valid_zeros_state():
+    return {"h": torch.zeros(1, 2, 8)}

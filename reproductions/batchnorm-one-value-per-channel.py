@@ -13,6 +13,23 @@ the batched result for that sample; the record's exampleFix and validationCode r
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "drop_last", 2: "eval_mode"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["DataLoader", "dataset", "model", "torch", "x"], "validationCode": ["model", "loader"]}
+KEEP = ["model", "dataset"]
+VALID = {
+    "cnn-batch-of-one": "valid_cnn_batch_of_one",
+    "eval-mode": "valid_eval_mode",
+    "even-split-or-no-batchnorm": "valid_even_split_or_no_batchnorm",
+    "batch-sampler": "valid_batch_sampler",
+}
+WORDINGS = [
+    {"text": "Expected more than 1 value per channel when training, got input size torch.Size([1, 8])",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "Expected more than 1 value per channel when training, got input size torch.Size([1, 8])",
+     "source": "torch==1.13.1", "match": "pattern"},
+    {"text": "ValueError: Expected more than 1 value per channel when training, got input size [1, 128, 1, 1]",
+     "source": "GOATmessi8/RFBNet#64", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import math
 
@@ -20,7 +37,7 @@ import errkb_record as record
 
 import torch
 import torch.nn as nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import BatchSampler, DataLoader, SequentialSampler, TensorDataset
 
 
 def _model():
@@ -90,3 +107,36 @@ def guard():
     fixed = DataLoader(dataset, batch_size=4, drop_last=True)
     assert record.check("validationCode", {"model": model.train(), "loader": fixed})
     assert not record.check("validationCode", {"model": model.train(), "loader": DataLoader(dataset, batch_size=1)})
+
+
+def _trains(model, loader):
+    """The situation is valid: a whole epoch trains."""
+    assert all(math.isfinite(v) for v in _train_one_epoch(model, loader))
+    return {"model": model.train(), "loader": loader}
+
+
+def valid_cnn_batch_of_one():
+    """BatchNorm2d on 4x4 feature maps trains with batch_size=1: 16 values per channel (pix2pix-style training)."""
+    torch.manual_seed(0)
+    cnn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(64, 2))
+    images = TensorDataset(torch.randn(5, 1, 4, 4), torch.randint(0, 2, (5,)))
+    return _trains(cnn, DataLoader(images, batch_size=1))
+
+
+def valid_eval_mode():
+    """Single-sample batches in eval mode (running statistics): the guard is about training."""
+    return {"model": _model().eval(), "loader": DataLoader(_dataset(), batch_size=1)}
+
+
+def valid_even_split_or_no_batchnorm():
+    """8 samples in batches of 4; and the trigger's 9-in-4 split for a model without BatchNorm."""
+    g = torch.Generator().manual_seed(1)
+    even = TensorDataset(torch.randn(8, 4, generator=g), torch.randint(0, 2, (8,), generator=g))
+    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    return [_trains(_model(), DataLoader(even, batch_size=4)), _trains(mlp, DataLoader(_dataset(), batch_size=4))]
+
+
+def valid_batch_sampler():
+    """A DataLoader built from a batch_sampler has batch_size None; batches of 3 here."""
+    sampler = BatchSampler(SequentialSampler(range(9)), batch_size=3, drop_last=False)
+    return _trains(_model(), DataLoader(_dataset(), batch_sampler=sampler))

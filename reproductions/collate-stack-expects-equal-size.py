@@ -8,16 +8,34 @@ from the lengths), and a dataset that pads or truncates every sample to one fixe
 exampleFix and validationCode run from its text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "pad_in_collate", 2: "fixed_length_samples"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["torch", "pad_sequence", "DataLoader", "dataset", "PAD"], "validationCode": ["samples"]}
+VALID = {
+    "equal-shapes": "valid_equal_shapes",
+    "tuple-and-dict-samples": "valid_nested_samples",
+    "one-sample-batch": "valid_one_sample",
+}
+WORDINGS = [
+    {"text": "stack expects each tensor to be equal size, but got [3] at entry 0 and [5] at entry 1",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "stack expects each tensor to be equal size, but got [3] at entry 0 and [5] at entry 1",
+     "source": "torch==1.13.1", "match": "pattern"},
+    {"text": "RuntimeError: invalid argument 0: Sizes of tensors must match except in dimension 0. Got 35 and 34 in "
+             "dimension 1 at /pytorch/aten/src/TH/generic/THTensorMath.c:3586",
+     "source": "mojesty/professor_forcing#1", "match": "none",
+     "why": "TH's torch.cat raised the same words for every concatenation, not only default_collate's stack"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import errkb_record as record
 
+import hypothesis.strategies as st
 import torch
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, default_collate
 
 PAD, VOCAB, LENGTHS = 0, 20, (3, 5, 2, 4)
 
@@ -84,3 +102,29 @@ def guard():
     assert not record.check("validationCode", {"samples": [ds[0], ds[1]]})
     fixed = Sentences(max_len=4)
     assert record.check("validationCode", {"samples": [fixed[0], fixed[1]]})
+
+
+def _collated(samples):
+    """The situation is valid: default_collate stacks these samples."""
+    default_collate(samples)
+    return {"samples": samples}
+
+
+SHAPES = st.lists(st.integers(0, 4), max_size=3)
+
+
+def valid_equal_shapes():
+    """Any number of samples of one shape (0-d labels, vectors, images), whatever the shape."""
+    return st.builds(lambda shape, n: _collated([torch.zeros(shape) for _ in range(n)]), SHAPES, st.integers(1, 4))
+
+
+def valid_nested_samples():
+    """(features, label) tuples with a plain int label and dicts like a padding tokenizer returns."""
+    pairs = [(torch.zeros(3, 4), label) for label in (0, 1)]
+    dicts = [{"input_ids": torch.tensor([5, 6, 0]), "attention_mask": torch.tensor([1, 1, 0]), "text": t} for t in "ab"]
+    return [_collated(pairs), _collated(dicts)]
+
+
+def valid_one_sample():
+    """batch_size=1 with variable-length sentences: every batch holds one sample, so nothing has to match."""
+    return [_collated([sample]) for sample in Sentences()]

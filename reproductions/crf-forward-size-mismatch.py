@@ -10,14 +10,25 @@ non-singleton dimension 1". trigger() runs an unpadded batch of 8 with 5 tags. T
 per-sequence log-likelihoods of brute-force enumeration of every tag path, padded sequences included; the
 record's exampleFix "after" recursion runs as the fix and gives the brute-force log-partition; the record's
 validationCode flags the simplified CRF on the trigger's batch and passes the fixed one. CPU only."""
-NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "pytorch_crf", 2: "hand_written_fixed"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["self", "emissions", "mask", "torch"],
+              "validationCode": ["num_tags", "emissions", "tags", "mask", "my_crf"]}
+VALID = {"correct-crf-any-batch": "valid_correct_crf"}
+WORDINGS = [
+    {"text": "The size of tensor a (5) must match the size of tensor b (8) at non-singleton dimension 1",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "The size of tensor a (5) must match the size of tensor b (8) at non-singleton dimension 1",
+     "source": "torch==1.13.1", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import itertools
 
 import errkb_record as record
 
+import hypothesis.strategies as st
 import torch
 import torch.nn as nn
 from torchcrf import CRF
@@ -189,8 +200,24 @@ def example_fix():
 def guard():
     """validationCode flags the simplified CRF on the trigger's batch and passes the fixed CRF on it."""
     emissions, tags, mask, num_tags = _trigger_batch()
-    situation = {"torch": torch, "num_tags": num_tags, "emissions": emissions, "tags": tags, "mask": mask}
+    situation = {"num_tags": num_tags, "emissions": emissions, "tags": tags, "mask": mask}
     assert not record.check("validationCode", dict(situation, my_crf=SimplifiedCRF(num_tags)))
     assert record.check("validationCode", dict(situation, my_crf=VectorisedCRF(num_tags)))
 
 
+
+
+@st.composite
+def _correct_crf_batch(draw):
+    """A correct CRF on any batch: size 1, equal to the number of tags, or neither; padded (right) or not."""
+    num_tags = draw(st.integers(2, 5))
+    lengths = draw(st.lists(st.integers(1, 5), min_size=1, max_size=6))
+    torch.manual_seed(draw(st.integers(0, 2**16)))
+    mask = torch.arange(max(lengths)).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    tags = torch.randint(num_tags, mask.shape) * mask
+    return {"num_tags": num_tags, "emissions": torch.randn(*mask.shape, num_tags), "tags": tags, "mask": mask,
+            "my_crf": VectorisedCRF(num_tags)}
+
+
+def valid_correct_crf():
+    return _correct_crf_batch()

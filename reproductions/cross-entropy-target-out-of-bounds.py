@@ -12,6 +12,29 @@ CPU only.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "remap_labels", 2: "size_output_from_labels", 3: "ignore_index"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "ignore-index-default": "valid_ignore_index_default",
+    "ignore-index-255-segmentation": "valid_ignore_index_255",
+    "class-probabilities": "valid_class_probabilities",
+    "unbatched": "valid_unbatched",
+    "byte-targets": "valid_byte_targets",
+}
+CODE_NAMES = {"exampleFix": ["torch", "labels"], "validationCode": ["logits", "targets", "ignore_index"]}
+WORDINGS = [
+    {"text": "Target 5 is out of bounds.", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "IndexError: Target 192 is out of bounds", "source": "milesial/Pytorch-UNet#291", "match": "pattern"},
+    {"text": "RuntimeError: Target 100 out of bounds at /.../pytorch/aten/src/THNN/generic/ClassNLLCriterion.c:56",
+     "source": "pytorch/pytorch#5299", "match": "pattern"},
+    {"text": "RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at "
+             "c:\\new-builder_3\\win-wheel\\pytorch\\aten\\src\\thnn\\generic/ClassNLLCriterion.c:93",
+     "source": "xiaojunxu/SQLNet#41", "match": "none",
+     "why": "the old THNN assertion names no target value and shares no word with the current wording"},
+    {"text": "/pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:106: cunn_SpatialClassNLLCriterion_updateOutput_kernel: "
+             "block: [4,0,0], thread: [614,0,0] Assertion `t >= 0 && t < n_classes` failed.",
+     "source": "cfzd/Ultra-Fast-Lane-Detection#94", "match": "none",
+     "why": "a CUDA kernel assertion: it prints no target value, and cuda-device-side-assert-triggered covers it"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 
@@ -103,5 +126,48 @@ def guard():
     """validationCode flags the 1-based labels and passes the remapped ones, before the loss runs."""
     x, labels = _data()
     logits = _model()(x)
-    assert not record.check("validationCode", {"logits": logits, "targets": labels})
-    assert record.check("validationCode", {"logits": logits, "targets": labels - 1})
+    assert not record.check("validationCode", {"logits": logits, "targets": labels, "ignore_index": -100})
+    assert record.check("validationCode", {"logits": logits, "targets": labels - 1, "ignore_index": -100})
+
+
+def _accepted(logits, targets, ignore_index=-100):
+    """A valid situation is one cross_entropy itself accepts: the loss is computed and finite."""
+    loss = F.cross_entropy(logits, targets, ignore_index=ignore_index)
+    assert math.isfinite(loss.item()), loss
+    return {"logits": logits, "targets": targets, "ignore_index": ignore_index}
+
+
+def valid_ignore_index_default():
+    """Padded token labels with the default ignore_index -100 (the Hugging Face convention)."""
+    x, labels = _data()
+    y = labels - 1
+    y[::4] = -100
+    return _accepted(_model()(x), y)
+
+
+def valid_ignore_index_255():
+    """A segmentation batch whose void pixels are 255, with ignore_index=255 (solution 3's advice)."""
+    g = torch.Generator().manual_seed(1)
+    logits = torch.randn(2, NUM_CLASSES, 4, 4, generator=g)
+    masks = torch.randint(0, NUM_CLASSES, (2, 4, 4), generator=g)
+    masks[:, 0, :] = 255
+    return _accepted(logits, masks, ignore_index=255)  # int64 masks: nll_loss2d rejects uint8 ('expected scalar type Long')
+
+
+def valid_class_probabilities():
+    """Soft targets (class probabilities in the logits' shape), e.g. after mixup or label smoothing by hand."""
+    x, labels = _data()
+    probs = F.one_hot(labels - 1, NUM_CLASSES).float() * 0.9 + 0.1 / NUM_CLASSES
+    return _accepted(_model()(x), probs)
+
+
+def valid_unbatched():
+    """One sample: logits of shape (C,) and a 0-d target."""
+    x, _ = _data()
+    return _accepted(_model()(x[0]), torch.tensor(NUM_CLASSES - 1))
+
+
+def valid_byte_targets():
+    """uint8 class indices, which nll_loss accepts as well as int64."""
+    x, labels = _data()
+    return _accepted(_model()(x), (labels - 1).to(torch.uint8))

@@ -31,6 +31,16 @@ real cause), so that on a GPU machine it runs as on a machine without CUDA; on a
 NEEDS = {"packages": {"torch": ">=2.6"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "map_location_cpu", 2: "convert_once"}
 CODE = {"exampleFix": "example_fix"}
+CODE_NAMES = {"exampleFix": ["torch", "model"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
+             "running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your "
+             "storages to the CPU.", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+     "source": "seoungwugoh/STM#16", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import io
 import os
@@ -165,8 +175,9 @@ def example_fix():
         cwd = os.getcwd()
         os.chdir(folder)
         try:
-            record.run("exampleFix", {"torch": torch, "model": model}, section="after")
+            names = record.run("exampleFix", {"torch": torch, "model": model}, section="after")
         finally:
             os.chdir(cwd)
+    assert names["model"] is model
     assert next(model.parameters()).device.type == ("cuda" if torch.cuda.is_available() else "cpu")
     _equal_on_cpu(OrderedDict((k, v.cpu()) for k, v in model.state_dict().items()), expected)

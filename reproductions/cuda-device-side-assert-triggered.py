@@ -3,9 +3,9 @@ five outputs. On the GPU the out-of-range target is caught inside the nll_loss k
 assert; the kernel launch itself succeeds, and the failure is reported by the next CUDA call that checks
 for errors: here torch.cuda.synchronize() (in a training loop usually loss.item() or loss.backward()).
 C10_CUDA_CHECK builds the message in c10_cuda_check_implementation (c10/cuda/CUDAException.cpp) and raises
-"CUDA error: device-side assert triggered" (torch.AcceleratorError in recent releases, RuntimeError up to 2.7) with the
-caller's source location, c10::cuda::device_synchronize in c10/cuda/CUDAFunctions.cpp (releases up to
-2.9 reported CUDAException.cpp instead). On the CPU the same mistake raises a readable IndexError, which is
+"CUDA error: device-side assert triggered" (torch.AcceleratorError in recent releases, a plain RuntimeError before pytorch/pytorch#152023) with the
+caller's source location, c10::cuda::device_synchronize in c10/cuda/CUDAFunctions.cpp (before pytorch/pytorch#162808
+releases reported CUDAException.cpp instead). On the CPU the same mistake raises a readable IndexError, which is
 another record (cross-entropy-target-out-of-bounds). GPU-only: NEEDS one CUDA device, every stage is
 skipped without one. Not run on a GPU when written (no GPU was available): each stage was run once with
 DEVICE="cpu" in a scratch copy to catch Python errors only. Each stage runs in a fresh process, which
@@ -17,6 +17,24 @@ an output layer sized to cover the labels; locating the bad value by running the
 NEEDS = {"packages": {"torch": ">=2.9"}, "cuda_devices": 1, "timeout_s": 60}
 SOLUTIONS = {1: "labels_from_zero", 2: "head_covers_labels", 3: "locate_on_cpu"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "labels-from-zero": "valid_labels_from_zero",
+    "ignore-index-padding": "valid_ignore_index",
+    "class-probabilities": "valid_class_probabilities",
+}
+CODE_NAMES = {"exampleFix": ["F", "model", "x", "y"], "validationCode": ["y", "num_classes", "ignore_index"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "CUDA error: device-side assert triggered", "source": "pytorch/pytorch#152023", "match": "pattern"},
+    {"text": "RuntimeError: cuda runtime error (59) : device-side assert triggered at "
+             "/opt/conda/conda-bld/pytorch_1549630534704/work/aten/src/THCUNN/generic/ClassNLLCriterion.cu:111",
+     "source": "pytorch/pytorch#21825", "match": "pattern"},
+    {"text": "/pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:106: cunn_SpatialClassNLLCriterion_updateOutput_kernel: "
+             "block: [4,0,0], thread: [614,0,0] Assertion `t >= 0 && t < n_classes` failed.",
+     "source": "cfzd/Ultra-Fast-Lane-Detection#94", "match": "matcher"},
+]
+PROVENANCE = {"checked": "upstream-copy", "repo": "pytorch/pytorch", "commit": "68e217b9e71fcecbd34d831dd3e3e5a4ea9028fd",
+              "path": "c10/cuda/CUDAFunctions.cpp", "line": 143, "offset": 0}
 
 import math
 
@@ -98,10 +116,33 @@ def example_fix():
     model = _model().to(DEVICE)
     names = record.run("exampleFix", {"F": F, "model": model, "x": x.to(DEVICE), "y": y.to(DEVICE)}, section="after")
     _sync()
-    assert math.isfinite(names["loss"].item())
+    assert names["model"] is model and math.isfinite(names["loss"].item())
 
 
 def guard():
     _, y = _batch()
-    assert not record.check("validationCode", {"y": y, "num_classes": NUM_CLASSES})
-    assert record.check("validationCode", {"y": y - 1, "num_classes": NUM_CLASSES})
+    assert not record.check("validationCode", {"y": y, "num_classes": NUM_CLASSES, "ignore_index": -100})
+    assert record.check("validationCode", {"y": y - 1, "num_classes": NUM_CLASSES, "ignore_index": -100})
+
+
+def _accepted(y, ignore_index=-100):
+    """A valid situation is one cross_entropy accepts (checked on the CPU, where a bad target raises, not asserts)."""
+    x, _ = _batch()
+    loss = F.cross_entropy(_model()(x), y, ignore_index=ignore_index)
+    assert math.isfinite(loss.item())
+    return {"y": y, "num_classes": NUM_CLASSES, "ignore_index": ignore_index}
+
+
+def valid_labels_from_zero():
+    return _accepted(_batch()[1] - 1)
+
+
+def valid_ignore_index():
+    y = _batch()[1] - 1
+    y[::3] = -100  # padded positions
+    return _accepted(y)
+
+
+def valid_class_probabilities():
+    y = _batch()[1] - 1
+    return _accepted(F.one_hot(y, NUM_CLASSES).float())

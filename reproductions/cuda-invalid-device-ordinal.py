@@ -2,9 +2,9 @@
 local_rank from a launcher, 'cuda:1' hard-coded) and runs on a machine with fewer GPUs, or with
 CUDA_VISIBLE_DEVICES limiting what the process sees. torch.cuda.set_device passes the index to
 c10::cuda::set_device, whose C10_CUDA_CHECK gets cudaErrorInvalidDevice from cudaSetDevice and raises "CUDA
-error: invalid device ordinal" (torch.AcceleratorError in recent releases, RuntimeError up to 2.7), reported
-at set_device in c10/cuda/CUDAFunctions.cpp (releases up to 2.9 reported c10_cuda_check_implementation in
-CUDAException.cpp). The trigger asks for the index one past the last visible GPU, so it fails on any machine
+error: invalid device ordinal" (torch.AcceleratorError in recent releases, RuntimeError before pytorch/pytorch#152023),
+reported at set_device in c10/cuda/CUDAFunctions.cpp (before pytorch/pytorch#162808 at
+c10_cuda_check_implementation in CUDAException.cpp). The trigger asks for the index one past the last visible GPU, so it fails on any machine
 with at least one GPU. GPU-only: NEEDS one CUDA device, every stage is skipped without one. Not run on a GPU
 when written (no GPU was available): the stages were run once on the CPU in a scratch copy, with
 torch.cuda's device functions faked and tensors on the CPU, to catch Python errors only. Demonstrations:
@@ -16,6 +16,17 @@ process started with the variable set). The record's exampleFix and validationCo
 NEEDS = {"packages": {"torch": ">=2.9"}, "cuda_devices": 1, "timeout_s": 120}
 SOLUTIONS = {1: "index_that_exists", 2: "select_with_visible_devices"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {"first-gpu": "valid_first_gpu", "last-gpu": "valid_last_gpu"}
+CODE_NAMES = {"exampleFix": ["torch", "gpu"], "validationCode": ["torch", "gpu"]}
+WORDINGS = [
+    {"text": "RuntimeError: CUDA error: invalid device ordinal", "source": "microsoft/SimXNS#2", "match": "pattern"},
+    {"text": "RuntimeError: cuda runtime error (10) : invalid device ordinal at torch/csrc/cuda/Module.cpp:88",
+     "source": "NVIDIA/vid2vid#17", "match": "pattern"},
+    {"text": "temp_x = x.cuda(self.device_id[i]) RuntimeError: CUDA error (10): invalid device ordinal",
+     "source": "ZhaoJ9014/face.evoLVe#58", "match": "pattern"},
+]
+PROVENANCE = {"checked": "upstream-copy", "repo": "pytorch/pytorch", "commit": "68e217b9e71fcecbd34d831dd3e3e5a4ea9028fd",
+              "path": "c10/cuda/CUDAFunctions.cpp", "line": 134, "offset": 0}
 
 import os
 import subprocess
@@ -77,3 +88,14 @@ def example_fix():
 def guard():
     assert not record.check("validationCode", {"torch": torch, "gpu": _requested_gpu()})
     assert record.check("validationCode", {"torch": torch, "gpu": 0})
+
+
+def valid_first_gpu():
+    _use("cuda:0")
+    return {"torch": torch, "gpu": 0}
+
+
+def valid_last_gpu():
+    last = torch.cuda.device_count() - 1
+    _use(f"cuda:{last}")
+    return {"torch": torch, "gpu": last}

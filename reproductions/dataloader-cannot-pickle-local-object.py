@@ -13,6 +13,15 @@ the values. The record's validationCode runs from its text. CPU only; worker sta
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 120}
 SOLUTIONS = {1: "importable_class", 2: "no_workers", 3: "fork_on_linux"}
 CODE = {"validationCode": "guard"}
+CODE_NAMES = {"validationCode": ["loader"]}
+VALID = {"no-workers": "valid_no_workers", "fork-workers": "valid_fork", "importable-spawn": "valid_importable_spawn"}
+WORDINGS = [
+    {"text": "Can't pickle local object '_local_dataset.<locals>.Squares'", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "Can't pickle local object '_local_dataset.<locals>.Squares'", "source": "torch==1.13.1",
+     "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import importlib
 import os
@@ -97,10 +106,37 @@ def fork_on_linux():
     return "linux: fork start method"
 
 
+def _spawn_loader(dataset, **kwargs):
+    return DataLoader(dataset, batch_size=4, num_workers=1, multiprocessing_context="spawn", **kwargs)
+
+
 def guard():
     with tempfile.TemporaryDirectory() as tmp:
         data = _importable_module(tmp)
-        names = {"pickle": pickle}
-        assert not record.check("validationCode", dict(names, dataset=_local_dataset(N), collate_fn=None, worker_init_fn=None))
-        assert not record.check("validationCode", dict(names, dataset=data.Squares(N), collate_fn=lambda b: b, worker_init_fn=None))
-        assert record.check("validationCode", dict(names, dataset=data.Squares(N), collate_fn=None, worker_init_fn=None))
+        assert not record.check("validationCode", {"loader": _spawn_loader(_local_dataset(N))})
+        assert not record.check("validationCode", {"loader": _spawn_loader(data.Squares(N), collate_fn=lambda b: b)})
+        assert record.check("validationCode", {"loader": _spawn_loader(data.Squares(N))})
+
+
+def _loads(loader):
+    """The situation is valid: every batch loads with the right values."""
+    assert torch.equal(_collect(loader), EXPECTED)
+    return {"loader": loader}
+
+
+def valid_no_workers():
+    """Solution 2's situation: the local class in the main process (num_workers=0)."""
+    return _loads(DataLoader(_local_dataset(N), batch_size=4, num_workers=0))
+
+
+def valid_fork():
+    """Workers started by fork inherit the local class; nothing is pickled (fork exists on Linux only)."""
+    if not sys.platform.startswith("linux"):
+        raise AssertionError("fork start method: Linux only")
+    return _loads(DataLoader(_local_dataset(N), batch_size=4, num_workers=1, multiprocessing_context="fork"))
+
+
+def valid_importable_spawn():
+    """Solution 1's situation: spawned workers and a class from an importable module."""
+    tmp = tempfile.mkdtemp()
+    return _loads(_spawn_loader(_importable_module(tmp).Squares(N)))

@@ -16,6 +16,14 @@ device. The record's exampleFix and validationCode run from its own text.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 2, "timeout_s": 120}
 SOLUTIONS = {1: "per_sample_losses", 2: "sums_and_counts"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["nn", "F", "net", "x", "y"], "validationCode": ["dp", "x", "y"]}
+KEEP = ["net"]
+VALID = {"per-sample-losses": "valid_per_sample", "sum-and-count": "valid_sum_and_count"}
+WORDINGS = [
+    {"text": "Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze and "
+             "return a vector.", "source": "huggingface/trl#7018", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import warnings
 
@@ -116,3 +124,20 @@ def guard():
     _, dp, x, y = _setup("per_sample", batch=8)
     assert record.check("validationCode", {"dp": dp, "x": x, "y": y})
     return "cuda: the record's guard"
+
+
+def _gathers_quietly(mode, batch):
+    """The situation is valid: DataParallel gathers it on two GPUs without the warning."""
+    _, dp, x, y = _setup(mode, batch)
+    _no_warning(lambda: dp(x, y))
+    return {"dp": dp, "x": x, "y": y}
+
+
+def valid_per_sample():
+    """Solution 1: one loss per sample, even and uneven batches."""
+    return [_gathers_quietly("per_sample", 8), _gathers_quietly("per_sample", 7)]
+
+
+def valid_sum_and_count():
+    """Solution 2: a (sum, count) pair of 1-element tensors per replica."""
+    return _gathers_quietly("sum_and_count", 7)

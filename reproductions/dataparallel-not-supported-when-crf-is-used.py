@@ -18,6 +18,10 @@ validationCode flags the "before" configuration and passes the "after" one.
 NEEDS = {"packages": {"hanlp": "==2.1.5", "torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 120}
 SOLUTIONS = {1: "single_device", 2: "crf_off"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"validationCode": ["config"]}
+VALID = {"one-device-crf": "valid_one_device", "several-devices-no-crf": "valid_no_crf"}
+WORDINGS = [{"text": "DataParallel not supported when CRF is used", "source": "hanlp==2.1.5", "match": "pattern"}]
+PROVENANCE = {"checked": "installed", "dist": "hanlp", "version": "2.1.5"}
 
 import math
 import tempfile
@@ -119,3 +123,14 @@ def guard():
     before, after = record.config("exampleFix", "before"), record.config("exampleFix", "after")
     assert not record.check("validationCode", {"config": dict(HPARAMS, **before)})
     assert record.check("validationCode", {"config": dict(HPARAMS, **after)})
+
+
+def valid_one_device():
+    """A CRF on one device, in every form fit accepts: one id in a list, a bare id, the CPU (-1), the default None.
+    (Solution 1's demonstration trains devices=[0] and the exampleFix its after configuration.)"""
+    return [{"config": dict(HPARAMS, crf=True, devices=devices)} for devices in ([0], 0, -1, None)]
+
+
+def valid_no_crf():
+    """Several devices without a CRF (solution 2's demonstration trains it under DataParallel)."""
+    return {"config": dict(HPARAMS, crf=False, devices=[0, 1])}

@@ -12,6 +12,18 @@ wrapper's own forward still works. The record's exampleFix and typeGuard run fro
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "through_module", 2: "keep_reference"}
 CODE = {"exampleFix": "example_fix", "typeGuard": "type_guard"}
+CODE_NAMES = {"exampleFix": ["nn", "Classifier", "x"], "typeGuard": ["model"]}
+GUARD_CALL = {"typeGuard": "has_own_attributes(model)"}
+VALID = {"unwrapped-models": "valid_unwrapped"}
+WORDINGS = [
+    {"text": "'DataParallel' object has no attribute 'predict'", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "'DataParallel' object has no attribute 'predict'", "source": "torch==1.13.1", "match": "pattern"},
+    {"text": "AttributeError: 'DataParallel' object has no attribute 'train_model'",
+     "source": "jytime/Mask_RCNN_Pytorch#2", "match": "pattern"},
+    {"text": "torch.nn.modules.module.ModuleAttributeError: 'DataParallel' object has no attribute 'sim'",
+     "source": "voidism/DiffCSE#5", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import errkb_record as record
 
@@ -84,5 +96,17 @@ def example_fix():
 def type_guard():
     """typeGuard's predicate is false for the wrapper (the trigger's model) and true for the inner model."""
     model = _wrapped()
-    assert not record.check("typeGuard", {"torch": torch, "model": model}, expr="has_own_attributes(model)")
-    assert record.check("typeGuard", {"torch": torch, "model": model.module}, expr="has_own_attributes(model)")
+    assert not record.check("typeGuard", {"model": model}, expr="has_own_attributes(model)")
+    assert record.check("typeGuard", {"model": model.module}, expr="has_own_attributes(model)")
+
+
+def valid_unwrapped():
+    """Models whose own attributes are reachable: the plain network, a Sequential, and the model inside the wrapper;
+    each really answers .predict or indexing."""
+    net = Classifier()
+    assert net.predict(torch.randn(2, 4)).shape == (2,)
+    inner = _wrapped().module
+    assert inner.predict(torch.randn(2, 4)).shape == (2,)
+    seq = nn.Sequential(nn.Linear(4, 3))
+    assert seq[0].out_features == 3
+    return [{"model": net}, {"model": inner}, {"model": seq}]

@@ -14,6 +14,16 @@ The record's exampleFix and validationCode run from its own text.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 1, "timeout_s": 120}
 SOLUTIONS = {1: "move_after_change", 2: "change_before_wrapping", 3: "save_without_moving"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["nn", "model", "num_classes", "x"], "validationCode": ["dp"]}
+KEEP = ["model"]
+VALID = {"model-on-first-device": "valid_on_first_device"}
+WORDINGS = [
+    {"text": "module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on "
+             "device: cpu", "source": "kennethwdk/MLCReID#5", "match": "pattern"},
+    {"text": "RuntimeError: module must have its parameters and buffers on device cuda:1 (device_ids[0]) but found "
+             "one of them on device: cpu", "source": "zhang-can/ECO-pytorch#51", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import copy
 import io
@@ -131,7 +141,23 @@ def example_fix():
 def guard():
     """validationCode flags the new CPU head and passes once dp.to('cuda:0') has moved it."""
     model, dp = _wrapped_with_new_head()
-    assert not record.check("validationCode", {"torch": torch, "dp": dp})
+    assert not record.check("validationCode", {"dp": dp})
     dp.to("cuda:0")
-    assert record.check("validationCode", {"torch": torch, "dp": dp})
+    assert record.check("validationCode", {"dp": dp})
     return "cuda: the record's guard"
+
+
+def valid_on_first_device():
+    """The model on device_ids[0] (one GPU; with two GPUs also device_ids=[1, 0] and the model on cuda:1),
+    with a buffer; each runs a forward."""
+    out = []
+    firsts = [0] + ([1] if torch.cuda.device_count() > 1 else [])
+    for first in firsts:
+        ids = [first] + [i for i in range(torch.cuda.device_count()) if i != first]
+        model = Classifier().to(torch.device("cuda", first))
+        model.register_buffer("scale", torch.ones(1, device=torch.device("cuda", first)))
+        dp = nn.DataParallel(model, device_ids=ids)
+        assert dp(torch.randn(4, 8)).shape == (4, 3)
+        out.append({"dp": dp})
+    return out
+

@@ -10,6 +10,24 @@ exampleFix and validationCode run from its own text."""
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "no_device_ids", 2: "derived_device_ids"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["torch", "DDP", "model", "local_rank"], "validationCode": ["model", "device_ids"]}
+VALID = {"cpu-module-without-device-ids": "valid_cpu_without_ids", "module-on-one-gpu": "valid_one_gpu"}
+WORDINGS = [
+    {"text": "DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-"
+             "device GPU modules or CPU modules, but got device_ids [0], output_device None, and module parameters "
+             "{device(type='cpu')}.", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-"
+             "device GPU modules or CPU modules, but got device_ids [0], output_device None, and module parameters "
+             "{device(type='cpu')}.", "source": "torch==1.13.1", "match": "pattern"},
+    {"text": "AssertionError: DistributedDataParallel device_ids and output_device arguments only work with "
+             "single-device CUDA modules, but got device_ids [3], output_device None, and module parameters "
+             "{device(type='cuda', index=3), device(type='cpu')}.",
+     "source": "microsoft/transductive-vos.pytorch#15", "match": "pattern"},
+    {"text": "AssertionError: DistributedDataParallel device_ids and output_device arguments only work with "
+             "single-device GPU modules, but got device_ids [0], output_device None, and module parameters "
+             "{device(type='cpu')}.", "source": "pytorch/pytorch#54825", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import contextlib
 import os
@@ -100,3 +118,24 @@ def guard():
     model = _model()
     assert not record.check("validationCode", {"model": model, "device_ids": [0]})
     assert record.check("validationCode", {"model": model, "device_ids": None})
+
+
+def _wraps(model, device_ids):
+    """The situation is valid: DDP accepts it (the check runs in its constructor); on the CPU a training step runs."""
+    with _group():
+        ddp = DDP(model, device_ids=device_ids)
+        if not device_ids:
+            _step(ddp)
+    return {"model": model, "device_ids": device_ids}
+
+
+def valid_cpu_without_ids():
+    """A CPU module with device_ids None or an empty list (solution 1)."""
+    return [_wraps(_model(), None), _wraps(_model(), [])]
+
+
+def valid_one_gpu():
+    """A module on one GPU with device_ids=[its index] (solution 2); a CPU module without ids where there is no GPU."""
+    if torch.cuda.is_available():
+        return _wraps(_model().to("cuda:0"), [0])
+    return _wraps(_model(), _device_ids_for(_model()))

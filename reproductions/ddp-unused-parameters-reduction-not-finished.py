@@ -10,6 +10,18 @@ static_graph=True (solution 3). The record's exampleFix and validationCode run f
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "remove_or_freeze", 2: "find_unused", 3: "static_graph"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["DDP", "Tagger", "TaggerWithSpareHead"],
+              "validationCode": ["model", "batch", "compute_loss", "ddp_kwargs"]}
+VALID = {"every-parameter-used-or-frozen": "valid_used_or_frozen", "ddp-told-about-unused": "valid_ddp_told"}
+WORDINGS = [
+    {"text": "Expected to have finished reduction in the prior iteration before starting a new one. This error "
+             "indicates that your module has parameters that were not used in producing loss.",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "Expected to have finished reduction in the prior iteration before starting a new one. This error "
+             "indicates that your module has parameters that were not used in producing loss.",
+     "source": "torch==1.13.1", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import contextlib
 import math
@@ -139,6 +151,30 @@ def example_fix():
 def guard():
     """validationCode flags the model with the spare head and passes the model without it."""
     torch.manual_seed(0)
-    names = {"compute_loss": _compute_loss, "batch": _batch()}
+    names = {"compute_loss": _compute_loss, "batch": _batch(), "ddp_kwargs": {}}
     assert not record.check("validationCode", dict(names, model=TaggerWithSpareHead()))
     assert record.check("validationCode", dict(names, model=Tagger()))
+
+
+def _trains_under_ddp(model, ddp_kwargs):
+    """The situation is valid: three DDP steps run (the error would come at the second forward)."""
+    with _group():
+        _train(DDP(model, **ddp_kwargs), steps=3)
+    for p in model.parameters():
+        p.grad = None
+    return {"model": model, "batch": _batch(), "compute_loss": _compute_loss, "ddp_kwargs": ddp_kwargs}
+
+
+def valid_used_or_frozen():
+    """Every trainable parameter used; and the spare head frozen before wrapping (solution 1)."""
+    torch.manual_seed(0)
+    spare = TaggerWithSpareHead()
+    spare.aux_head.requires_grad_(False)
+    return [_trains_under_ddp(Tagger(), {}), _trains_under_ddp(spare, {})]
+
+
+def valid_ddp_told():
+    """The spare head kept, with find_unused_parameters=True or static_graph=True (solutions 2 and 3)."""
+    torch.manual_seed(0)
+    return [_trains_under_ddp(TaggerWithSpareHead(), {"find_unused_parameters": True}),
+            _trains_under_ddp(TaggerWithSpareHead(), {"static_graph": True})]

@@ -17,6 +17,31 @@ its validationCode flags the reentrant model and passes the non-reentrant one.""
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "non_reentrant", 2: "static_graph", 3: "no_find_unused"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["checkpoint", "layer", "h"], "validationCode": ["model", "x", "ddp_kwargs"]}
+VALID = {
+    "non-reentrant-find-unused": "valid_non_reentrant",
+    "reentrant-without-find-unused": "valid_reentrant_without_find_unused",
+    "dict-output": "valid_dict_output",
+}
+WORDINGS = [
+    {"text": "Expected to mark a variable ready only once. This error is caused by one of the following reasons: 1) "
+             "Use of a module parameter outside the `forward` function.", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "Expected to mark a variable ready only once. This error is caused by one of the following reasons: 1) "
+             "Use of a module parameter outside the `forward` function.", "source": "torch==1.13.1",
+     "match": "pattern"},
+    {"text": "RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the follow"
+             "ing reasons: 1) Use of a module parameter outside the `forward` function. Please make sure model par"
+             "ameters are not shared across multiple concurrent forward-backward passes2) Reused parameters in mul"
+             "tiple reentrant backward passes. For example, if you use multiple `checkpoint` functions to wrap the"
+             " same part of your model, it would result in the same set of parameters been used by different reent"
+             "rant backward passes multiple times, and hence marking a variable ready multiple times. DDP does not"
+             " support such use cases yet.",
+     "source": "OFA-Sys/Chinese-CLIP#13", "match": "pattern"},
+    {"text": "RuntimeError: Expected to mark a variable ready only once. This error is caused by use of a module "
+             "parameter outside the `forward` function.", "source": "pytorch/pytorch#24005", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import contextlib
 import copy
@@ -159,6 +184,51 @@ def guard():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.manual_seed(0)
-        assert not record.check("validationCode", {"model": Encoder(use_reentrant=True), "x": x})
+        assert not record.check("validationCode", {"model": Encoder(use_reentrant=True), "x": x, "ddp_kwargs": FIND})
     torch.manual_seed(0)
-    assert record.check("validationCode", {"model": Encoder(use_reentrant=False), "x": x})
+    assert record.check("validationCode", {"model": Encoder(use_reentrant=False), "x": x, "ddp_kwargs": FIND})
+
+
+FIND = {"find_unused_parameters": True}
+
+
+def _trains_under_ddp(model, ddp_kwargs):
+    """The situation is valid: DDP with these arguments trains it, gradients equal to training without DDP."""
+    with _group(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _train(DDP(model, **ddp_kwargs))
+    return {"model": model, "x": _batch(0)[0], "ddp_kwargs": ddp_kwargs}
+
+
+def valid_non_reentrant():
+    """Solution 1: use_reentrant=False with find_unused_parameters=True, layers used once or twice."""
+    torch.manual_seed(0)
+    return [_trains_under_ddp(Encoder(use_reentrant=False), FIND),
+            _trains_under_ddp(Encoder(use_reentrant=False, repeat=2), FIND)]
+
+
+def valid_reentrant_without_find_unused():
+    """Solutions 2 and 3: reentrant checkpointing under static_graph=True, or without find_unused_parameters."""
+    torch.manual_seed(0)
+    return [_trains_under_ddp(Encoder(use_reentrant=True), {"static_graph": True, **FIND}),
+            _trains_under_ddp(Encoder(use_reentrant=True), {})]
+
+
+class DictOutput(nn.Module):
+    """A model returning a dict (as Hugging Face models do), non-reentrant checkpointing inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder(use_reentrant=False)
+
+    def forward(self, x):
+        return {"logits": self.encoder(x), "hidden": self.encoder.embed(x)}
+
+
+def valid_dict_output():
+    model = DictOutput()
+    out = model(_batch(0)[0])
+    sum(t.sum() for t in out.values()).backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad(set_to_none=True)
+    return {"model": model, "x": _batch(0)[0], "ddp_kwargs": FIND}

@@ -10,6 +10,16 @@ its own text. Everything runs on CPU, and every group created is destroyed."""
 NEEDS = {"packages": {"torch": ">=2.2"}, "cuda_devices": 0, "timeout_s": 120}
 SOLUTIONS = {1: "init_first", 2: "torchrun", 3: "guarded_rank"}
 CODE = {"exampleFix": "example_fix", "typeGuard": "type_guard", "tryCatchPattern": "try_catch"}
+CODE_NAMES = {"exampleFix": [], "typeGuard": [], "tryCatchPattern": []}
+GUARD_CALL = {"typeGuard": "is_distributed()"}
+VALID = {"group-initialized": "valid_group_initialized"}
+WORDINGS = [
+    {"text": "Default process group has not been initialized, please make sure to call init_process_group.",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "RuntimeError: Default process group has not been initialized, please make sure to call "
+             "init_process_group.", "source": "RetroCirce/HTS-Audio-Transformer#59", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import os
 import re
@@ -125,17 +135,28 @@ def example_fix():
 
 def type_guard():
     """typeGuard's is_distributed() is false in the trigger's situation and true once a group exists."""
-    assert not record.check("typeGuard", {"torch": torch}, expr="is_distributed()")
+    assert not record.check("typeGuard", {}, expr="is_distributed()")
     _loopback()
     with tempfile.TemporaryDirectory() as tmp:
         dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "rendezvous"), rank=0, world_size=1)
         try:
-            assert record.check("typeGuard", {"torch": torch}, expr="is_distributed()")
+            assert record.check("typeGuard", {}, expr="is_distributed()")
         finally:
             dist.destroy_process_group()
 
 
 def try_catch():
     """tryCatchPattern in the trigger's situation: the real ValueError is caught and the rank falls back to 0."""
-    names = record.run("tryCatchPattern", {"torch": torch})
+    names = record.run("tryCatchPattern", {})
     assert names["rank"] == 0
+
+
+def valid_group_initialized():
+    """A one-process gloo group that works (an all_reduce runs); it stays up for the guard to see."""
+    _loopback()
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(tempfile.mkdtemp(), "rendezvous"), rank=0,
+                            world_size=1)
+    t = torch.ones(2)
+    dist.all_reduce(t)
+    assert torch.equal(t, torch.ones(2))
+    return {}

@@ -16,6 +16,29 @@ record's exampleFix "after" part and validationCode run from its own text."""
 NEEDS = {"packages": {"torch": ">=2.4"}, "cuda_devices": 0, "timeout_s": 120}
 SOLUTIONS = {1: "free_port", 2: "stop_holder", 3: "destroy_group"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["rank", "world_size"], "validationCode": ["port"]}
+VALID = {"free-port": "valid_free_port", "time-wait": "valid_time_wait"}
+WORDINGS = [
+    # the port changes from run to run: the libuv wording is pinned to a result that is not rerun here
+    {"text": "The server socket has failed to listen on any local network address. port: 59879, useIpv6: false, "
+             "code: -98, name: EADDRINUSE, message: address already in use", "source": "torch==2.15.0",
+     "match": "pattern"},
+    {"text": "The server socket has failed to listen on any local network address. port: 34827, useIpv6: 0, "
+             "code: -98, name: EADDRINUSE, message: address already in use", "source": "torch==2.5.1",
+     "match": "pattern"},
+    {"text": "RuntimeError: The server socket has failed to listen on any local network address. The server socket has "
+             "failed to bind to [::]:44796 (errno: 98 - Address already in use). The server socket has failed to bind "
+             "to 0.0.0.0:44796 (errno: 98 - Address already in use).",
+     "source": "intelligent-machine-learning/dlrover#443", "match": "pattern"},
+    {"text": "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+             "The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use). The server "
+             "socket has failed to bind to ?UNKNOWN? (errno: 98 - Address already in use).",
+     "source": "meta-pytorch/torchtune#1025", "match": "pattern"},
+    {"text": "[W socket.cpp:401] [c10d] The server socket has failed to bind to [::]:29400 (errno: 98 - Address already "
+             "in use).", "source": "wenet-e2e/wekws#93", "match": "pattern"},
+    {"text": "RuntimeError: Address already in use", "source": "pytorch/pytorch#72816", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import contextlib
 import datetime
@@ -146,15 +169,10 @@ def destroy_group():
 
 def example_fix():
     """The exampleFix's "after" part, with the stale holder still on the old port."""
-    with _stale_holder():
-        if sys.platform.startswith("linux"):
-            os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-        os.environ["MASTER_ADDR"] = "127.0.0.1"
-        record.run(
-            "exampleFix",
-            {"os": os, "dist": dist, "find_free_port": find_free_port, "rank": 0, "world_size": 1},
-            section="after",
-        )
+    with _stale_holder() as (_, stale):
+        _env(stale)
+        names = record.run("exampleFix", {"rank": 0, "world_size": 1}, section="after")
+        assert names["port"] != stale
         _check_group()
         dist.destroy_process_group()
 
@@ -162,5 +180,43 @@ def example_fix():
 def guard():
     """validationCode flags the held port and passes a free one, before any store is created."""
     with _stale_holder() as (_, port):
-        assert not record.check("validationCode", {"socket": socket, "port": port})
-        assert record.check("validationCode", {"socket": socket, "port": find_free_port()})
+        assert not record.check("validationCode", {"port": port})
+        assert record.check("validationCode", {"port": find_free_port()})
+
+
+def valid_free_port():
+    return {"port": find_free_port()}
+
+
+def _in_time_wait(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as plain:  # without SO_REUSEADDR a TIME_WAIT blocks bind
+        try:
+            plain.bind(("", port))
+        except OSError:
+            return True
+    return False
+
+
+def _time_wait_port():
+    """A port whose only socket is a closed connection in TIME_WAIT (the server side closed first)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = server.accept()
+        accepted.close()
+        client.close()
+    assert _in_time_wait(port), port
+    return port
+
+
+def valid_time_wait():
+    """A port in TIME_WAIT after an earlier run: the store itself binds it, so the guard must let it pass."""
+    port = _time_wait_port()
+    store = dist.TCPStore("127.0.0.1", port, 1, True, timeout=TIMEOUT)
+    store.set("k", "v")
+    del store
+    assert _in_time_wait(port), port
+    return {"port": port}

@@ -11,6 +11,18 @@ exampleFix and validationCode run from its own text. CPU only.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "resize_embedding", 2: "truncate_to_positions", 3: "map_to_unk_and_pad"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {"ids-in-range": "valid_ids_in_range", "empty-batch": "valid_empty_batch", "int32-ids": "valid_int32_ids"}
+CODE_NAMES = {"exampleFix": ["torch", "nn", "model", "vocab_size"], "validationCode": ["ids", "embedding"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "index out of range in self", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "RuntimeError: index out of range: Tried to access index 32730 out of table with 28995 rows. at "
+             "/tmp/pip-req-build-ufslq_a9/aten/src/TH/generic/THTensorEvenMoreMath.cpp:418",
+     "source": "ramzan1990/sequence2vec#2", "match": "pattern"},
+    {"text": "RuntimeError: index out of range at /pytorch/aten/src/TH/generic/THTensorEvenMoreMath.cpp:191",
+     "source": "mozilla/TTS#179", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 
@@ -105,13 +117,21 @@ def map_to_unk_and_pad():
 
 
 def example_fix():
-    """The record's exampleFix, its "after" part, on the trigger's model and ids."""
+    """The record's exampleFix, its "after" part, on the trigger's model and ids; then on a double-precision model
+    with a padding row, whose settings the resized table must keep for the next forward pass to work."""
     ids, y = _batch()
     model = TextClassifier()
     vocab_size = UNK + 1
     record.run("exampleFix", {"torch": torch, "nn": nn, "model": model, "vocab_size": vocab_size}, section="after")
     assert model.embed.num_embeddings == vocab_size
     _train(model, ids, y)
+    model = TextClassifier(padding_idx=0).double()
+    trained_rows = model.embed.weight.detach().clone()
+    record.run("exampleFix", {"torch": torch, "nn": nn, "model": model, "vocab_size": vocab_size}, section="after")
+    embed = model.embed
+    assert embed.padding_idx == 0 and embed.weight.dtype == torch.float64
+    assert torch.equal(embed.weight[:WORDS], trained_rows)
+    assert model(ids).dtype == torch.float64  # the next forward works on the double model
 
 
 def guard():
@@ -120,3 +140,24 @@ def guard():
     embedding = TextClassifier().embed
     assert not record.check("validationCode", {"ids": ids, "embedding": embedding})
     assert record.check("validationCode", {"ids": ids.clamp(max=WORDS - 1), "embedding": embedding})
+
+
+def _looked_up(ids, embedding):
+    """A valid situation is one nn.Embedding itself accepts."""
+    embedding(ids)
+    return {"ids": ids, "embedding": embedding}
+
+
+def valid_ids_in_range():
+    ids, _ = _batch()
+    return _looked_up(ids.clamp(max=WORDS - 1), TextClassifier().embed)
+
+
+def valid_empty_batch():
+    """An empty batch (no tokens at all, e.g. the last shard of a split) looks nothing up."""
+    return _looked_up(torch.empty(0, 12, dtype=torch.long), TextClassifier().embed)
+
+
+def valid_int32_ids():
+    ids, _ = _batch()
+    return _looked_up(ids.clamp(max=WORDS - 1).int(), TextClassifier(padding_idx=0).embed)

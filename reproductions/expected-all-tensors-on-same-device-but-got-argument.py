@@ -17,6 +17,19 @@ The record's exampleFix and validationCode run from its own text.
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 1, "timeout_s": 60}
 SOLUTIONS = {1: "move_ids", 2: "create_in_forward_on_device"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {"ids-on-model-device": "valid_ids_on_device", "cpu-model-cpu-ids": "valid_cpu_model"}
+CODE_NAMES = {"exampleFix": ["model", "tokenizer", "texts"], "validationCode": ["model", "ids"]}
+KEEP = ["model"]
+# The record's own 2.13 wording is not declared: no committed result observed it (GPU-only) and no public paste of it
+# was found; its strings were read from the installed build (see the record's documentation).
+WORDINGS = [
+    {"text": "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+             "cpu! (when checking argument for argument index in method wrapper__index_select)",
+     "source": "facebookresearch/detr#524", "match": "none",
+     "why": "the older wording of this check; the record expected-all-tensors-on-same-device matches it"},
+]
+PROVENANCE = {"checked": "unverified", "why": "GPU-only: no GPU here; the line 7 was read from the installed "
+              "2.13.0 build's binary, not from a reported raise"}
 
 import errkb_record as record
 
@@ -106,7 +119,7 @@ def example_fix():
 
     names = record.run("exampleFix", {"model": model, "tokenizer": tokenizer, "texts": ["a", "b", "c", "d"]}, section="after")
     logits = names["logits"]
-    assert logits.device.type == "cuda"
+    assert names["model"] is model and logits.device.type == "cuda"
     assert torch.allclose(logits.detach().cpu(), expected, rtol=1e-5, atol=1e-6)
     return "cuda: the record's after part"
 
@@ -118,3 +131,17 @@ def guard():
     assert not record.check("validationCode", {"model": model, "ids": ids})
     assert record.check("validationCode", {"model": model, "ids": ids.to("cuda:0")})
     return "cuda: the record's guard"
+
+
+def valid_ids_on_device():
+    model, ids = _model_and_ids()
+    model = model.to("cuda:0")
+    ids = ids.to("cuda:0")
+    model(ids)
+    return {"model": model, "ids": ids}
+
+
+def valid_cpu_model():
+    model, ids = _model_and_ids()
+    model(ids)
+    return {"model": model, "ids": ids}

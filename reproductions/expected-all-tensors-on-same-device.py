@@ -17,6 +17,19 @@ its result equals autograd's SiLU gradient. The record's exampleFix and validati
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "move_operand", 2: "create_on_device"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {"same-device": "valid_same_device", "cpu-scalar-tensor": "valid_cpu_scalar", "python-number": "valid_number"}
+CODE_NAMES = {"exampleFix": ["loader", "model", "device"], "validationCode": ["torch", "pred", "target"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+             "cpu! (when checking argument for argument index in method wrapper__index_select)",
+     "source": "facebookresearch/detr#524", "match": "pattern"},
+    {"text": "Expected all tensors to be on the same device, but found at least two devices, cuda:2 and cuda:0!",
+     "source": "fcjian/TOOD#8", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import errkb_record as record
 
@@ -126,6 +139,7 @@ def example_fix():
     reference = F.mse_loss(model(x[4:]), target[4:]).detach()
     names = record.run("exampleFix", {"loader": loader, "model": model.to(device), "device": device}, section="after")
     loss = names["loss"]
+    assert names["model"] is model
     assert loss.device == torch.device(device) and loss.shape == ()
     if _on_gpu():
         assert torch.allclose(loss.cpu(), reference, rtol=1e-5, atol=1e-6)
@@ -142,6 +156,29 @@ def guard():
     else:
         pred, target = _stand_in()
         variant = META
-    assert not record.check("validationCode", {"pred": pred, "target": target})
-    assert record.check("validationCode", {"pred": pred, "target": target.to(pred.device)})
+    assert not record.check("validationCode", {"torch": torch, "pred": pred, "target": target})
+    assert record.check("validationCode", {"torch": torch, "pred": pred, "target": target.to(pred.device)})
     return variant
+
+
+def _device():
+    return "cuda:0" if _on_gpu() else "meta"
+
+
+def _subtracts(pred, target):
+    """A valid situation is one the element-wise operator accepts."""
+    ((pred - target) ** 2).mean()
+    return {"torch": torch, "pred": pred, "target": target}
+
+
+def valid_same_device():
+    return _subtracts(torch.randn(8, 1).to(_device()), torch.randn(8, 1).to(_device()))
+
+
+def valid_cpu_scalar():
+    """A 0-d CPU tensor is passed to add/sub as a scalar."""
+    return _subtracts(torch.randn(8, 1).to(_device()), torch.tensor(0.5))
+
+
+def valid_number():
+    return _subtracts(torch.randn(8, 1).to(_device()), 0.5)

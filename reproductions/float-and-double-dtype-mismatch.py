@@ -12,6 +12,27 @@ exampleFix and validationCode run from its own text. Releases before 2.1 raise t
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "cast_input", 2: "double_model"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "float32-batch": "valid_float32_batch",
+    "token-ids-into-embedding": "valid_token_ids",
+    "bfloat16-model-bfloat16-input": "valid_bfloat16_pair",
+    "double-model-double-input": "valid_double_pair",
+}
+CODE_NAMES = {"exampleFix": ["torch", "model", "features", "targets"], "validationCode": ["model", "x"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "mat1 and mat2 must have the same dtype, but got Double and Float", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "RuntimeError: expected m1 and m2 to have the same dtype, but got: double != float",
+     "source": "bqth29/simulated-bifurcation-algorithm#36", "match": "pattern"},
+    {"text": "RuntimeError: Expected object of scalar type Double but got scalar type Float for argument #2 'mat2'",
+     "source": "pytorch/pytorch#11951", "match": "pattern"},
+    {"text": "RuntimeError: expected scalar type Double but found Float", "source": "OUCMachineLearning/OUCML#24",
+     "match": "pattern"},
+    {"text": "RuntimeError: mat1 and mat2 must have the same dtype", "source": "pytorch/pytorch#100083", "match": "none",
+     "why": "names no dtypes: the same words come from other causes; pastes of it are matched by their words only"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 
@@ -53,12 +74,15 @@ def trigger():
 
 
 def cast_input():
-    """Solution 1: convert the data to the model's dtype (float32)."""
+    """Solution 1: convert the data to the model's dtype (float32); it also fixes the bias-free product paths
+    (torch.mm, matmul, Linear(bias=False)), which word the same mistake differently."""
     x, y = _data()
     x, y = x.float(), y.float()
     model = _model()
     _fit(model, x, y)
     assert model(x).dtype == torch.float32
+    no_bias = nn.Linear(5, 1, bias=False)
+    assert no_bias(x).dtype == torch.float32 and torch.mm(x, no_bias.weight.t()).shape == (32, 1)
 
 
 def double_model():
@@ -84,3 +108,32 @@ def guard():
     model = _model()
     assert not record.check("validationCode", {"model": model, "x": x})
     assert record.check("validationCode", {"model": model, "x": x.float()})
+
+
+def _accepted(model, x):
+    """A valid situation is one the model itself runs."""
+    model(x)
+    return {"model": model, "x": x}
+
+
+def valid_float32_batch():
+    x, _ = _data()
+    return _accepted(_model(), x.float())
+
+
+def valid_token_ids():
+    """Integer token ids into a model whose first parameter is an embedding: ids are not a float dtype to match."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(12, 1))
+    return _accepted(model, torch.randint(0, 10, (2, 3)))
+
+
+def valid_bfloat16_pair():
+    x, _ = _data()
+    model = _model().to(torch.bfloat16)  # bfloat16: CPU matmuls support it in every release of the matrix
+    return _accepted(model, x.to(torch.bfloat16))
+
+
+def valid_double_pair():
+    x, _ = _data()
+    return _accepted(_model().double(), x)

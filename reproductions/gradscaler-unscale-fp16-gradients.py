@@ -12,6 +12,15 @@ exampleFix and validationCode run from its text.
 NEEDS = {"packages": {"torch": ">=2.4"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "fp32_weights_with_autocast", 2: "bfloat16_without_scaler"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "float32-model": "valid_float32",
+    "bfloat16-model": "valid_bfloat16",
+    "frozen-float16-backbone": "valid_frozen_half_backbone",
+}
+CODE_NAMES = {"exampleFix": ["torch", "nn", "model", "x", "y", "device"], "validationCode": ["torch", "model"]}
+KEEP = ["model"]
+WORDINGS = [{"text": "Attempting to unscale FP16 gradients.", "source": "torch==2.13.0", "match": "pattern"}]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import math
 
@@ -89,6 +98,7 @@ def example_fix():
     names = record.run("exampleFix", {"torch": torch, "nn": nn, "model": model, "x": x, "y": y,
                                       "device": device}, section="after")
     assert math.isfinite(names["loss"].item()) and model[0].weight.dtype == torch.float32
+    assert names["model"] is model
     return variant
 
 
@@ -96,3 +106,44 @@ def guard():
     device, _ = _device()
     assert not record.check("validationCode", {"torch": torch, "model": _model(device).half()})
     assert record.check("validationCode", {"torch": torch, "model": _model(device)})
+
+
+def _scaler_steps(model):
+    """A valid situation is one where a GradScaler step goes through (the unscale check included)."""
+    device, _ = _device()
+    x, y = _batch(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.SGD(params, lr=0.1)
+    scaler = torch.amp.GradScaler(device)
+    loss = nn.functional.cross_entropy(model(x.to(params[0].dtype)).float(), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    return {"torch": torch, "model": model}
+
+
+def valid_float32():
+    return _scaler_steps(_model(_device()[0]))
+
+
+def valid_bfloat16():
+    """bfloat16 gradients pass the check (the record says a scaler is not needed for them, not that it fails)."""
+    return _scaler_steps(_model(_device()[0]).bfloat16())
+
+
+def valid_frozen_half_backbone():
+    """A float16 backbone that is frozen has no gradients to unscale; only the float32 head trains."""
+    device, _ = _device()
+    torch.manual_seed(0)
+    backbone = nn.Linear(8, 16).to(device).half().requires_grad_(False)
+    head = nn.Linear(16, 2).to(device)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone, self.head = backbone, head
+
+        def forward(self, x):
+            return self.head(self.backbone(x.half()).float())
+
+    return _scaler_steps(Model())

@@ -11,6 +11,20 @@ run from its own text. CPU only.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "flatten_keeps_batch", 2: "flatten_logits_and_targets_together"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "batched": "valid_batched",
+    "unbatched": "valid_unbatched",
+    "sequence-class-dim-1": "valid_sequence",
+    "class-probabilities": "valid_probabilities",
+}
+CODE_NAMES = {"exampleFix": ["x"], "validationCode": ["logits", "targets"]}
+WORDINGS = [
+    {"text": "Expected input batch_size (64) to match target batch_size (32).", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "ValueError: Expected input batch_size (1216) to match target batch_size (1280).",
+     "source": "gauthierdmn/question_generation#4", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 
@@ -108,3 +122,30 @@ def guard():
         bad, good = Net()(x), Net(16 * 8 * 8, True)(x)
     assert not record.check("validationCode", {"logits": bad, "targets": y})
     assert record.check("validationCode", {"logits": good, "targets": y})
+
+
+def _accepted(logits, targets):
+    """A valid situation is one cross_entropy accepts."""
+    assert math.isfinite(nn.functional.cross_entropy(logits, targets).item())
+    return {"logits": logits, "targets": targets}
+
+
+def valid_batched():
+    torch.manual_seed(0)
+    x, y = _batch()
+    with torch.no_grad():
+        return _accepted(Net(16 * 8 * 8, True)(x), y)
+
+
+def valid_unbatched():
+    """One sample: (C,) logits and a 0-d target have no batch dimension."""
+    return _accepted(torch.randn(10), torch.tensor(3))
+
+
+def valid_sequence():
+    """Sequence logits (N, C, T) with targets (N, T): the class dimension second, batch sizes equal."""
+    return _accepted(torch.randn(4, 10, 7), torch.randint(0, 10, (4, 7)))
+
+
+def valid_probabilities():
+    return _accepted(torch.randn(6, 10), torch.softmax(torch.randn(6, 10), dim=1))

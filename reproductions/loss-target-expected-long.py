@@ -16,6 +16,25 @@ from its own text. CPU only.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "long_targets", 2: "probability_targets", 3: "binary_bce"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "int64-indices": "valid_long",
+    "uint8-indices": "valid_byte",
+    "class-probabilities": "valid_probabilities",
+    "segmentation-int64-masks": "valid_segmentation",
+    "unbatched": "valid_unbatched",
+}
+CODE_NAMES = {"exampleFix": ["nn", "labels", "model", "x"], "validationCode": ["torch", "logits", "targets"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "expected target dtype to be Long or Byte, but got Float", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "expected scalar type Long but found Float", "source": "torch==2.9.1", "match": "pattern"},
+    {"text": "RuntimeError: Expected object of scalar type Long but got scalar type Int for argument #2 'target' in call "
+             "to _thnn_nll_loss_forward", "source": "bethgelab/foolbox#647", "match": "pattern"},
+    {"text": "RuntimeError: \"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Int'",
+     "source": "ThilinaRajapakse/simpletransformers#1553", "match": "none",
+     "why": "the CUDA kernel's dispatch error shares no words with the CPU wordings a pattern could anchor on"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 
@@ -88,8 +107,8 @@ def example_fix():
     """The record's exampleFix, its "after" part, on the trigger's float labels."""
     x, labels = _data()
     model = _model()
-    names = record.run("exampleFix", {"torch": torch, "nn": nn, "labels": labels, "model": model, "x": x}, section="after")
-    assert names["targets"].dtype == torch.int64
+    names = record.run("exampleFix", {"nn": nn, "labels": labels, "model": model, "x": x}, section="after")
+    assert names["targets"].dtype == torch.int64 and names["model"] is model
     assert math.isfinite(names["loss"].item())
 
 
@@ -100,3 +119,34 @@ def guard():
     assert not record.check("validationCode", {"torch": torch, "logits": logits, "targets": labels})
     assert not record.check("validationCode", {"torch": torch, "logits": logits, "targets": labels.to(torch.int32)})
     assert record.check("validationCode", {"torch": torch, "logits": logits, "targets": labels.long()})
+
+
+def _accepted(logits, targets):
+    """A valid situation is one cross_entropy accepts."""
+    assert math.isfinite(nn.functional.cross_entropy(logits, targets).item())
+    return {"torch": torch, "logits": logits, "targets": targets}
+
+
+def valid_long():
+    x, labels = _data()
+    return _accepted(_model()(x), labels.long())
+
+
+def valid_byte():
+    x, labels = _data()
+    return _accepted(_model()(x), labels.to(torch.uint8))
+
+
+def valid_probabilities():
+    x, labels = _data()
+    return _accepted(_model()(x), nn.functional.one_hot(labels.long(), C).float())
+
+
+def valid_segmentation():
+    g = torch.Generator().manual_seed(2)
+    return _accepted(torch.randn(2, C, 4, 4, generator=g), torch.randint(0, C, (2, 4, 4), generator=g))
+
+
+def valid_unbatched():
+    x, _ = _data()
+    return _accepted(_model()(x[0]), torch.tensor(1))

@@ -11,6 +11,23 @@ validationCode run from its own text.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "computed_in_features", 2: "lazy_linear", 3: "adaptive_pool"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "matching-head": "valid_matching_head",
+    "batch-of-one": "valid_batch_of_one",
+    "adaptive-pool": "valid_adaptive_pool",
+}
+CODE_NAMES = {"exampleFix": ["nn", "torch", "features"], "validationCode": ["torch", "features", "fc", "x"]}
+WORDINGS = [
+    {"text": "mat1 and mat2 shapes cannot be multiplied (64x3136 and 784x10)", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "addmm: mat1 and mat2 shapes cannot be multiplied (64x3136 and 784x10)", "source": "torch==2.15.0",
+     "match": "pattern"},
+    {"text": "RuntimeError: size mismatch, m1: [2394 x 7], m2: [16758 x 2] at "
+             "/opt/conda/conda-bld/pytorch_1532502421238/work/aten/src/TH/generic/THTensorMath.cpp:2070",
+     "source": "bamos/densenet.pytorch#19", "match": "none",
+     "why": "the TH wording lays the sizes out differently and 'size mismatch' alone is too common to anchor on"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 
@@ -95,3 +112,24 @@ def guard():
     features = _features()
     assert not record.check("validationCode", {"torch": torch, "features": features, "fc": nn.Linear(28 * 28, 10), "x": x})
     assert record.check("validationCode", {"torch": torch, "features": features, "fc": nn.Linear(16 * 14 * 14, 10), "x": x})
+
+
+def _runs(features, fc, x):
+    """A valid situation is one the model runs."""
+    with torch.no_grad():
+        fc(features(x))
+    return {"torch": torch, "features": features, "fc": fc, "x": x}
+
+
+def valid_matching_head():
+    return _runs(_features(), nn.Linear(16 * 14 * 14, 10), _batch()[0])
+
+
+def valid_batch_of_one():
+    return _runs(_features(), nn.Linear(16 * 14 * 14, 10), _batch()[0][:1])
+
+
+def valid_adaptive_pool():
+    """Solution 3: with adaptive pooling the same head fits images of another size."""
+    features = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d((7, 7)), nn.Flatten())
+    return _runs(features, nn.Linear(16 * 7 * 7, 10), _batch(size=40)[0])

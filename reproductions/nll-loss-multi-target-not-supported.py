@@ -11,6 +11,24 @@ own text. CPU only.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "squeeze_target", 2: "one_hot_to_indices", 3: "multi_label_bce"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "class-indices": "valid_indices",
+    "unbatched": "valid_unbatched",
+    "segmentation-masks": "valid_segmentation",
+    "class-probabilities": "valid_probabilities",
+}
+CODE_NAMES = {"exampleFix": ["nn", "labels", "model", "x"], "validationCode": ["logits", "targets"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "0D or 1D target tensor expected, multi-target not supported", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "RuntimeError: multi-target not supported at "
+             "d:\\projects\\pytorch\\torch\\lib\\thnn\\generic/ClassNLLCriterion.c:22",
+     "source": "pytorch/pytorch#3670", "match": "pattern"},
+    {"text": "1D target tensor expected, multi-target not supported", "source": "pytorch/pytorch#62651",
+     "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 
@@ -85,8 +103,8 @@ def example_fix():
     """The record's exampleFix, its "after" part, on the trigger's (N, 1) labels."""
     x, labels = _data()
     model = _model()
-    names = record.run("exampleFix", {"torch": torch, "nn": nn, "labels": labels, "model": model, "x": x}, section="after")
-    assert names["targets"].shape == (32,)
+    names = record.run("exampleFix", {"nn": nn, "labels": labels, "model": model, "x": x}, section="after")
+    assert names["targets"].shape == (32,) and names["model"] is model
     assert math.isfinite(names["loss"].item())
     _train(model, x, names["targets"], nn.CrossEntropyLoss())
 
@@ -94,6 +112,33 @@ def example_fix():
 def guard():
     """validationCode flags the (N, 1) and the one-hot targets and passes the 1-D ones."""
     x, labels = _data()
-    assert not record.check("validationCode", {"targets": labels})
-    assert not record.check("validationCode", {"targets": F.one_hot(labels.squeeze(1), C)})
-    assert record.check("validationCode", {"targets": labels.squeeze(1)})
+    logits = _model()(x)
+    assert not record.check("validationCode", {"logits": logits, "targets": labels})
+    assert not record.check("validationCode", {"logits": logits, "targets": F.one_hot(labels.squeeze(1), C)})
+    assert record.check("validationCode", {"logits": logits, "targets": labels.squeeze(1)})
+
+
+def _accepted(logits, targets):
+    """A valid situation is one cross_entropy accepts."""
+    assert math.isfinite(F.cross_entropy(logits, targets).item())
+    return {"logits": logits, "targets": targets}
+
+
+def valid_indices():
+    x, labels = _data()
+    return _accepted(_model()(x), labels.squeeze(1))
+
+
+def valid_unbatched():
+    x, _ = _data()
+    return _accepted(_model()(x[0]), torch.tensor(2))
+
+
+def valid_segmentation():
+    g = torch.Generator().manual_seed(3)
+    return _accepted(torch.randn(2, C, 4, 4, generator=g), torch.randint(0, C, (2, 4, 4), generator=g))
+
+
+def valid_probabilities():
+    x, labels = _data()
+    return _accepted(_model()(x), F.one_hot(labels.squeeze(1), C).float())

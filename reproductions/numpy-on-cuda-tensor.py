@@ -13,6 +13,16 @@ validationCode run from its text.
 NEEDS = {"packages": {"torch": ">=1.13", "numpy": ""}, "cuda_devices": 1, "timeout_s": 60}
 SOLUTIONS = {1: "copy_to_host_first", 2: "numpy_force"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {"cpu-tensor": "valid_cpu_tensor", "numpy-array": "valid_numpy_array", "python-list": "valid_list"}
+CODE_NAMES = {"exampleFix": ["np", "pred", "target"], "validationCode": ["torch", "t"]}
+WORDINGS = [
+    {"text": "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
+             "memory first.", "source": "xiaxin1998/DHCN#14", "match": "pattern"},
+    {"text": "TypeError: can't convert CUDA tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+     "source": "iMoonLab/PVRNet#3", "match": "pattern"},
+]
+PROVENANCE = {"checked": "unverified", "why": "GPU-only, every result skipped; the 2.13.0 CPU build reports line 141 "
+              "for the same check on a meta tensor (run by hand with TORCH_SHOW_CPP_STACKTRACES=1, not a committed result)"}
 
 import numpy as np
 
@@ -66,3 +76,21 @@ def guard():
     pred, _ = _predictions()
     assert not record.check("validationCode", {"torch": torch, "t": pred})
     assert record.check("validationCode", {"torch": torch, "t": pred.cpu()})
+
+
+def _converts(t):
+    np.asarray(t)
+    return {"torch": torch, "t": t}
+
+
+def valid_cpu_tensor():
+    pred, _ = _predictions()
+    return _converts(pred.cpu())
+
+
+def valid_numpy_array():
+    return _converts(np.arange(3))
+
+
+def valid_list():
+    return _converts([1, 2, 3])

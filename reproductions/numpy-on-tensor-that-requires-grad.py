@@ -12,6 +12,23 @@ the documented error): run them with NumPy 1.26, e.g. errkb reproduce SLUG --wit
 NEEDS = {"packages": {"torch": ">=1.13", "numpy": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "detach_first", 2: "under_no_grad", 3: "numpy_force"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "detached": "valid_detached",
+    "predictions-under-no-grad": "valid_under_no_grad",
+    "plain-tensor": "valid_plain_tensor",
+    "numpy-array": "valid_numpy_array",
+}
+CODE_NAMES = {"exampleFix": ["np", "model", "x"], "validationCode": ["torch", "t"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "RuntimeError: Can't call `numpy()` on Tensor that requires grad. Use `tensor.detach().numpy()` instead.",
+     "source": "zhuangdizhu/FedGen#15", "match": "pattern"},
+    {"text": "RuntimeError: Can't call numpy() on Variable that requires grad. Use var.detach().numpy() instead.",
+     "source": "GuHY777/SS-VAE-pytorch#1", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 
@@ -85,3 +102,30 @@ def guard():
     preds = model(x)
     assert not record.check("validationCode", {"torch": torch, "t": preds})
     assert record.check("validationCode", {"torch": torch, "t": preds.detach()})
+
+
+def _converts(t):
+    """A valid situation is one NumPy conversion accepts."""
+    np.asarray(t)
+    return {"torch": torch, "t": t}
+
+
+def valid_detached():
+    model, x = _situation()
+    return _converts(model(x).detach())
+
+
+def valid_under_no_grad():
+    """Solution 2: predictions computed under torch.no_grad() do not require grad."""
+    model, x = _situation()
+    with torch.no_grad():
+        preds = model(x)
+    return _converts(preds)
+
+
+def valid_plain_tensor():
+    return _converts(torch.randn(4))
+
+
+def valid_numpy_array():
+    return _converts(np.arange(4.0))

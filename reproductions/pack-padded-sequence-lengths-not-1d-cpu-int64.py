@@ -13,11 +13,27 @@ lengths. The record's exampleFix "after" part runs on the trigger's batch; its v
 the trigger's lengths and pass the fixed ones.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "flat_cpu_tensor", 2: "python_list"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard", "typeGuard": "type_guard"}
+CODE_NAMES = {"exampleFix": ["batch", "pack_padded_sequence"], "validationCode": ["lengths"],
+              "typeGuard": ["lengths"]}
+GUARD_CALL = {"typeGuard": "is_valid_lengths(lengths)"}
+VALID = {"lengths-the-wrapper-accepts": "valid_lengths"}
+WORDINGS = [
+    {"text": "'lengths' argument should be a 1D CPU int64 tensor, but got 2D cpu Long tensor", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "'lengths' argument should be a 1D CPU int64 tensor, but got 2D cpu Long tensor", "source": "torch==1.13.1",
+     "match": "pattern"},
+    {"text": "RuntimeError: 'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor",
+     "source": "rwth-i6/returnn#1406", "match": "pattern"},
+    {"text": "'lengths' argument should be a 1D CPU int64 tensor", "source": "pytorch/pytorch#13214", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import errkb_record as record
+
+import hypothesis.strategies as st
 
 import torch
 import torch.nn as nn
@@ -116,13 +132,30 @@ def example_fix():
 def guard():
     """validationCode flags the trigger's lengths and passes the fixed ones."""
     x, lengths = _trigger_situation()
-    assert not record.check("validationCode", {"torch": torch, "x": x, "lengths": lengths})
-    assert record.check("validationCode", {"torch": torch, "x": x, "lengths": lengths.view(-1).cpu()})
+    assert not record.check("validationCode", {"lengths": lengths})
+    assert record.check("validationCode", {"lengths": lengths.view(-1).cpu()})
 
 
 def type_guard():
     """typeGuard's predicate is false for the trigger's lengths, true for the fixed tensor and for a list."""
     x, lengths = _trigger_situation()
-    assert not record.check("typeGuard", {"torch": torch, "lengths": lengths}, expr="is_valid_lengths(lengths)")
-    assert record.check("typeGuard", {"torch": torch, "lengths": lengths.view(-1).cpu()}, expr="is_valid_lengths(lengths)")
-    assert record.check("typeGuard", {"torch": torch, "lengths": lengths.view(-1).tolist()}, expr="is_valid_lengths(lengths)")
+    assert not record.check("typeGuard", {"lengths": lengths}, expr="is_valid_lengths(lengths)")
+    assert record.check("typeGuard", {"lengths": lengths.view(-1).cpu()}, expr="is_valid_lengths(lengths)")
+    assert record.check("typeGuard", {"lengths": lengths.view(-1).tolist()}, expr="is_valid_lengths(lengths)")
+
+
+@st.composite
+def _accepted_lengths(draw):
+    """Lengths in every form pack_padded_sequence takes: a 1-D CPU tensor of any integer or float dtype, a list, a
+    tuple; sorted longest first (enforce_sorted's default), batch of one included. Each is packed first."""
+    lengths = sorted(draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)), reverse=True)
+    form = draw(st.sampled_from(["int64", "int32", "float32", "list", "tuple"]))
+    given = {"list": list, "tuple": tuple}.get(form, lambda v: torch.tensor(v, dtype=getattr(torch, form)))(lengths)
+    x = torch.randn(len(lengths), max(lengths), FEATURES)
+    packed = pack_padded_sequence(x, given, batch_first=True)
+    assert int(packed.batch_sizes[0]) == len(lengths)
+    return {"lengths": given}
+
+
+def valid_lengths():
+    return _accepted_lengths()

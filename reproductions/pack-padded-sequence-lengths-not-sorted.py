@@ -10,11 +10,30 @@ sequence alone. The record's exampleFix "after" part runs on the trigger's batch
 the trigger's call and passes the enforce_sorted=False one.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "enforce_sorted_false", 2: "sort_by_hand"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["x", "lengths", "lstm", "pack_padded_sequence", "pad_packed_sequence"],
+              "validationCode": ["lengths", "enforce_sorted"]}
+KEEP = ["lstm"]
+VALID = {"sorted-or-unenforced": "valid_sorted_or_unenforced"}
+WORDINGS = [
+    {"text": "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can pass "
+             "`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this requirement if you "
+             "do not need ONNX exportability.", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can pass "
+             "`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this requirement if you "
+             "do not need ONNX exportability.", "source": "torch==1.13.1", "match": "pattern"},
+    {"text": "ValueError: lengths array has to be sorted in decreasing order", "source": "pytorch/pytorch#8026",
+     "match": "pattern"},
+    {"text": "RuntimeError: 'lengths' array has to be sorted in decreasing order",
+     "source": "bentrevett/pytorch-sentiment-analysis#37", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import errkb_record as record
+
+import hypothesis.strategies as st
 
 import torch
 import torch.nn as nn
@@ -95,5 +114,23 @@ def example_fix():
 def guard():
     """validationCode flags the trigger's call (enforce_sorted=True, lengths 2, 5, 3) and passes enforce_sorted=False."""
     _, x, lengths = _batch()
-    assert not record.check("validationCode", {"torch": torch, "lengths": lengths, "enforce_sorted": True})
-    assert record.check("validationCode", {"torch": torch, "lengths": lengths, "enforce_sorted": False})
+    assert not record.check("validationCode", {"lengths": lengths, "enforce_sorted": True})
+    assert record.check("validationCode", {"lengths": lengths, "enforce_sorted": False})
+
+
+@st.composite
+def _packable(draw):
+    """Lengths that pack: sorted longest first (ties and one sequence included) with enforce_sorted=True, or in any
+    order with enforce_sorted=False; as a list, a tuple or a tensor. Each is packed first."""
+    lengths = draw(st.lists(st.integers(1, 5), min_size=1, max_size=5))
+    enforce_sorted = draw(st.booleans())
+    if enforce_sorted:
+        lengths = sorted(lengths, reverse=True)
+    given = draw(st.sampled_from([list, tuple, torch.tensor]))(lengths)
+    x = torch.randn(len(lengths), max(lengths), FEATURES)
+    pack_padded_sequence(x, given, batch_first=True, enforce_sorted=enforce_sorted)
+    return {"lengths": given, "enforce_sorted": enforce_sorted}
+
+
+def valid_sorted_or_unenforced():
+    return _packable()

@@ -11,16 +11,36 @@ including the short last one), drop_last=True for a model that really carries it
 validationCode run from its text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "state_per_batch", 2: "drop_last"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["nn", "torch", "VOCAB", "EMBED", "HIDDEN", "TAGS"], "validationCode": ["x", "hidden", "rnn"]}
+VALID = {
+    "state-built-per-batch": "valid_state_per_batch",
+    "packed-sequence": "valid_packed",
+    "no-state-yet": "valid_no_state",
+    "unbatched-input": "valid_unbatched",
+}
+WORDINGS = [
+    {"text": "Expected hidden[0] size (1, 2, 16), got [1, 4, 16]", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "Expected hidden[0] size (1, 2, 16), got [1, 4, 16]", "source": "torch==1.13.1", "match": "pattern"},
+    {"text": "RuntimeError: Expected hidden[0] size (1, 32, 32), got (2, 32, 32)",
+     "source": "ngarneau/understanding-pytorch-batching-lstm#1", "match": "pattern"},
+    {"text": "The size of tensor a (4) must match the size of tensor b (2) at non-singleton dimension 0",
+     "source": "pytorch/pytorch#195803", "match": "none",
+     "why": "nn.LSTM with a PackedSequence skips the state check; the kernel's broadcasting message is shared by every "
+            "broadcasting mismatch"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import math
 
 import errkb_record as record
 
+import hypothesis.strategies as st
 import torch
 import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence
 from torch.utils.data import DataLoader, TensorDataset
 
 VOCAB, EMBED, HIDDEN, TAGS = 20, 8, 16, 3
@@ -98,6 +118,11 @@ def state_per_batch():
         y_default, _ = model.lstm(model.embed(x))
         y_built, _ = model.lstm(model.embed(x), model.init_hidden(x))
     assert torch.equal(y_default, y_built)
+    # The same for a PackedSequence: the batch is batch_sizes[0], the number of sequences.
+    packed = pack_padded_sequence(model.embed(x), torch.tensor([STEPS, 4, 2]), batch_first=True)
+    shape = (model.lstm.num_layers, int(packed.batch_sizes[0]), model.lstm.hidden_size)
+    out, _ = model.lstm(packed, (torch.zeros(shape), torch.zeros(shape)))
+    assert out.data.shape == (STEPS + 4 + 2, HIDDEN)
 
 
 def drop_last():
@@ -119,8 +144,72 @@ def example_fix():
 
 
 def guard():
-    x_last = _dataset().tensors[0][8:]  # the short last batch: 2 sequences
-    stale = StatefulTagger().hidden
+    model = StatefulTagger()
+    x_last = model.embed(_dataset().tensors[0][8:])  # what the LSTM gets for the short last batch: 2 sequences
+    stale = model.hidden
     fresh = Tagger().init_hidden(x_last)
-    assert not record.check("validationCode", {"x": x_last, "hidden": stale, "batch_first": True})
-    assert record.check("validationCode", {"x": x_last, "hidden": fresh, "batch_first": True})
+    assert not record.check("validationCode", {"x": x_last, "hidden": stale, "rnn": model.lstm})
+    assert record.check("validationCode", {"x": x_last, "hidden": fresh, "rnn": model.lstm})
+    # The same stale state with a PackedSequence: nn.LSTM itself does not check it there, the guard does.
+    packed = pack_padded_sequence(x_last, torch.tensor([STEPS, 3]), batch_first=True)
+    assert not record.check("validationCode", {"x": packed, "hidden": stale, "rnn": model.lstm})
+
+
+def _accepted(rnn, x, hidden):
+    """The situation is valid: the layer runs on it."""
+    with torch.no_grad():
+        rnn(x, hidden)
+    return {"x": x, "hidden": hidden, "rnn": rnn}
+
+
+def _state(rnn, *batch):
+    layers = rnn.num_layers * (2 if rnn.bidirectional else 1)
+    h = torch.zeros(layers, *batch, rnn.proj_size or rnn.hidden_size)
+    return (h, torch.zeros(layers, *batch, rnn.hidden_size)) if isinstance(rnn, nn.LSTM) else h
+
+
+@st.composite
+def _layers(draw):
+    kind = draw(st.sampled_from([nn.LSTM, nn.GRU, nn.RNN]))
+    hidden = draw(st.integers(2, 6))
+    extra = {"proj_size": draw(st.integers(0, hidden - 1))} if kind is nn.LSTM else {}
+    return kind(3, hidden, num_layers=draw(st.integers(1, 2)), bidirectional=draw(st.booleans()),
+                batch_first=draw(st.booleans()), **extra)
+
+
+@st.composite
+def _per_batch(draw):
+    rnn = draw(_layers())
+    batch, steps = draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    x = torch.randn((batch, steps, 3) if rnn.batch_first else (steps, batch, 3))
+    return _accepted(rnn, x, _state(rnn, batch))
+
+
+def valid_state_per_batch():
+    """RNN, GRU, LSTM (with and without proj_size), 1-2 layers, bidirectional or not, batch_first both ways,
+    any batch size, with a state built for that batch."""
+    return _per_batch()
+
+
+def valid_packed():
+    """A PackedSequence (sorted and unsorted lengths) with a state for its batch_sizes[0] sequences."""
+    out = []
+    for kind in (nn.LSTM, nn.GRU, nn.RNN):
+        rnn = kind(3, 4, batch_first=True)
+        for lengths, enforce_sorted in (([5, 3, 2], True), ([2, 5, 3], False)):
+            packed = pack_padded_sequence(torch.randn(3, 5, 3), torch.tensor(lengths), batch_first=True,
+                                          enforce_sorted=enforce_sorted)
+            out.append(_accepted(rnn, packed, _state(rnn, 3)))
+    return out
+
+
+def valid_no_state():
+    """hidden=None before the first batch: the layer builds zeros itself."""
+    lstm = nn.LSTM(3, 4)
+    packed = pack_padded_sequence(torch.randn(5, 2, 3), torch.tensor([5, 2]))
+    return [_accepted(lstm, torch.randn(5, 2, 3), None), _accepted(lstm, packed, None)]
+
+
+def valid_unbatched():
+    """A 2-D (steps, features) input with a 2-D state, as nn.RNN/GRU/LSTM accept since unbatched support."""
+    return [_accepted(rnn, torch.randn(5, 3), _state(rnn)) for rnn in (nn.LSTM(3, 4), nn.GRU(3, 4, batch_first=True))]

@@ -16,6 +16,17 @@ tryCatchPattern run from its text in the trigger's situation.
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "state_on_batch_device", 2: "no_state"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard", "tryCatchPattern": "try_catch"}
+CODE_NAMES = {"exampleFix": [], "validationCode": ["x", "state"], "tryCatchPattern": ["rnn", "x", "state"]}
+VALID = {"state-on-input-device": "valid_state_on_input_device", "no-state-yet": "valid_no_state"}
+WORDINGS = [
+    {"text": "Input and hidden tensors are not at the same device, found input tensor at meta and hidden tensor at cpu",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "Input and hidden tensors are not at the same device, found input tensor at meta and hidden tensor at cpu",
+     "source": "torch==2.1.2", "match": "pattern"},
+    {"text": "RuntimeError: Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden "
+             "tensor at cpu", "source": "Lightning-AI/pytorch-lightning#3738", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import types
 
@@ -23,6 +34,7 @@ import errkb_record as record
 
 import torch
 import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence
 
 FEATURES, HIDDEN, NUM_LAYERS = 8, 16, 2
 BATCH, STEPS = 4, 5
@@ -118,7 +130,7 @@ def no_state():
 def example_fix():
     """The exampleFix's "after" init_hidden, called as the model would (self with num_layers and hidden_size)."""
     device, variant = _variant()
-    names = record.run("exampleFix", {"torch": torch}, section="after")
+    names = record.run("exampleFix", {}, section="after")
     owner = types.SimpleNamespace(num_layers=NUM_LAYERS, hidden_size=HIDDEN)
     model, x = _model_and_batch(device)
     state = names["init_hidden"](owner, x)
@@ -147,3 +159,32 @@ def try_catch():
     assert names["out"].device == x.device and tuple(names["out"].shape) == (BATCH, STEPS, HIDDEN)
     assert all(t.device == x.device for t in names["state"])
     return variant
+
+
+def _runs(rnn, x, state):
+    """The situation is valid: the layer runs on it (on the CPU and, where there is one, on the GPU)."""
+    rnn(x, state)
+    return {"x": x, "state": state}
+
+
+def _situations(device):
+    torch.manual_seed(0)
+    lstm = nn.LSTM(FEATURES, HIDDEN, num_layers=NUM_LAYERS, batch_first=True).to(device)
+    gru = nn.GRU(FEATURES, HIDDEN, num_layers=NUM_LAYERS, batch_first=True).to(device)
+    x = torch.randn(BATCH, STEPS, FEATURES, device=device)
+    packed = pack_padded_sequence(x, torch.tensor([STEPS, 3, 2, 1]), batch_first=True)
+    return [_runs(lstm, x, init_state(x)), _runs(lstm, packed, init_state(x)),
+            _runs(gru, x, init_state(x)[0]), _runs(lstm, x[0], tuple(t[:, 0] for t in init_state(x)))]
+
+
+def valid_state_on_input_device():
+    """LSTM (h, c) and GRU h built on the input's device; a PackedSequence input; an unbatched input."""
+    devices = [torch.device("cpu")] + ([torch.device("cuda:0")] if torch.cuda.is_available() else [])
+    return [ns for device in devices for ns in _situations(device)]
+
+
+def valid_no_state():
+    """hidden=None before the first batch: the layer makes zeros on the input's device."""
+    torch.manual_seed(0)
+    lstm = nn.LSTM(FEATURES, HIDDEN, batch_first=True)
+    return _runs(lstm, torch.randn(BATCH, STEPS, FEATURES), None)

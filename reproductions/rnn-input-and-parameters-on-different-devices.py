@@ -16,11 +16,23 @@ validationCode run from its text.
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "register_submodules", 2: "move_model_to_input_device"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["nn", "VOCAB", "EMBED", "HIDDEN"], "validationCode": ["rnn", "x"]}
+VALID = {"layer-on-input-device": "valid_layer_on_input_device"}
+WORDINGS = [
+    {"text": "Input and parameter tensors are not at the same device, found input tensor at meta and parameter tensor "
+             "at cpu", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "Input and parameter tensors are not at the same device, found input tensor at meta and parameter tensor "
+             "at cpu", "source": "torch==2.1.2", "match": "pattern"},
+    {"text": "RuntimeError: Input and parameter tensors are not at the same device, found input tensor at cuda:0 and "
+             "parameter tensor at cpu", "source": "NatLabRockies/Wattile#243", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import errkb_record as record
 
 import torch
 import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence
 
 VOCAB, EMBED, HIDDEN, BATCH, STEPS = 20, 8, 16, 3, 5
 
@@ -115,3 +127,18 @@ def guard():
     assert not record.check("validationCode", {"rnn": stray, "x": x})
     assert record.check("validationCode", {"rnn": Tagger().to(device).layers[0], "x": x})
     return variant
+
+
+def valid_layer_on_input_device():
+    """Registered layers moved with the model (LSTM, GRU; padded, packed and unbatched input), on the CPU and, where
+    there is one, on the GPU - each run on its input."""
+    out = []
+    for device in [torch.device("cpu")] + ([torch.device("cuda:0")] if torch.cuda.is_available() else []):
+        model = Tagger().to(device)
+        x = model.embed(_tokens(device))
+        packed = pack_padded_sequence(x, torch.tensor([STEPS] + [2] * (BATCH - 1)), batch_first=True)
+        gru = nn.GRU(EMBED, HIDDEN).to(device)
+        for rnn, given in ((model.layers[0], x), (model.layers[0], packed), (gru, x[0])):
+            rnn(given)
+            out.append({"rnn": rnn, "x": given})
+    return out

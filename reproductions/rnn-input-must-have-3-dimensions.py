@@ -11,14 +11,28 @@ check that in 2.13 a (batch, features) tensor given without it is silently read 
 The record's exampleFix and validationCode run from its text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "one_vector_per_step", 2: "explicit_batch_dimension"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["x", "pack_padded_sequence", "lengths", "rnn"], "validationCode": ["x"]}
+VALID = {"one-vector-per-step": "valid_one_vector_per_step"}
+WORDINGS = [
+    {"text": "input must have 2 dimensions, got 3", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "input must have 2 dimensions, got 3", "source": "torch==1.13.1", "match": "pattern"},
+    {"text": "RuntimeError: input must have 3 dimensions, got 2", "source": "rdemedrano/crann_traffic#2",
+     "match": "pattern"},
+    {"text": "RuntimeError: input must have 3 dimensions, got 5", "source": "pytorch/pytorch#86576", "match": "pattern"},
+    {"text": "mat1 and mat2 shapes cannot be multiplied (18x5 and 15x16)", "source": "pytorch/pytorch#195803",
+     "match": "none", "why": "nn.LSTM skips check_input for a PackedSequence; the kernel's matmul message belongs to the "
+                             "mat1/mat2 record"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import math
 
 import errkb_record as record
 
+import hypothesis.strategies as st
 import torch
 import torch.nn as nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
@@ -82,7 +96,28 @@ def guard():
     x = _chars()
     bad = pack_padded_sequence(x, LENGTHS, batch_first=True)
     good = pack_padded_sequence(x.flatten(2), LENGTHS, batch_first=True)
-    names = {"PackedSequence": PackedSequence}
-    assert not record.check("validationCode", dict(names, x=bad))
-    assert record.check("validationCode", dict(names, x=good))
-    assert record.check("validationCode", dict(names, x=x.flatten(2)))  # unpacked (batch, steps, features)
+    assert not record.check("validationCode", {"x": bad})
+    assert record.check("validationCode", {"x": good})
+    assert record.check("validationCode", {"x": x.flatten(2)})  # unpacked (batch, steps, features)
+
+
+@st.composite
+def _one_vector_per_step(draw):
+    """Input an RNN, GRU or LSTM accepts: batched 3-D in either layout, unbatched 2-D, or packed; each run first."""
+    rnn = draw(st.sampled_from([nn.RNN, nn.GRU, nn.LSTM]))(3, 4, batch_first=draw(st.booleans()))
+    batch, steps = draw(st.integers(1, 4)), draw(st.integers(1, 5))
+    form = draw(st.sampled_from(["batched", "unbatched", "packed"]))
+    padded = torch.randn(batch, steps, 3)
+    if form == "batched":
+        x = padded if rnn.batch_first else padded.transpose(0, 1)
+    elif form == "unbatched":
+        x = padded[0]
+    else:
+        lengths = sorted(draw(st.lists(st.integers(1, steps), min_size=batch, max_size=batch)), reverse=True)
+        x = pack_padded_sequence(padded, lengths, batch_first=True)
+    rnn(x)
+    return {"x": x}
+
+
+def valid_one_vector_per_step():
+    return _one_vector_per_step()

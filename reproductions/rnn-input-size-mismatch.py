@@ -9,16 +9,31 @@ other common cause, a Conv1d front end whose (batch, channels, time) output reac
 validationCode run from its text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "derive_input_size", 2: "project_features", 3: "features_last"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["nn", "encoder", "HIDDEN"], "validationCode": ["x", "rnn"]}
+KEEP = ["encoder"]
+VALID = {"matching-width": "valid_matching_width", "packed-sequence": "valid_packed", "unbatched-input": "valid_unbatched"}
+WORDINGS = [
+    {"text": "input.size(-1) must be equal to input_size. Expected 8, got 12", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "input.size(-1) must be equal to input_size. Expected 8, got 12", "source": "torch==1.13.1",
+     "match": "pattern"},
+    {"text": "mat1 and mat2 shapes cannot be multiplied (8x12 and 8x64)", "source": "pytorch/pytorch#195803",
+     "match": "none", "why": "nn.LSTM with a PackedSequence skips check_input; the kernel's matmul message belongs to "
+                             "the mat1/mat2 record"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import math
 
 import errkb_record as record
 
+import hypothesis.strategies as st
 import torch
 import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence
 
 VOCAB, ENCODER_DIM, CONFIGURED_DIM, HIDDEN, TAGS = 30, 12, 8, 16, 4
 BATCH, STEPS = 3, 7
@@ -107,3 +122,40 @@ def guard():
     features = nn.Embedding(VOCAB, ENCODER_DIM)(tokens)
     assert not record.check("validationCode", {"x": features, "rnn": nn.LSTM(CONFIGURED_DIM, HIDDEN, batch_first=True)})
     assert record.check("validationCode", {"x": features, "rnn": nn.LSTM(ENCODER_DIM, HIDDEN, batch_first=True)})
+    # A PackedSequence of the same features: nn.LSTM lets it through to the kernel, the guard flags it.
+    packed = pack_padded_sequence(features, torch.tensor([STEPS] * BATCH), batch_first=True)
+    assert not record.check("validationCode", {"x": packed, "rnn": nn.LSTM(CONFIGURED_DIM, HIDDEN, batch_first=True)})
+
+
+def _accepted(rnn, x):
+    """The situation is valid: the layer runs on it."""
+    with torch.no_grad():
+        rnn(x)
+    return {"x": x, "rnn": rnn}
+
+
+@st.composite
+def _matching(draw):
+    kind = draw(st.sampled_from([nn.LSTM, nn.GRU, nn.RNN]))
+    width, batch_first = draw(st.integers(1, 6)), draw(st.booleans())
+    rnn = kind(width, 3, num_layers=draw(st.integers(1, 2)), bidirectional=draw(st.booleans()), batch_first=batch_first)
+    batch, steps = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    return _accepted(rnn, torch.randn((batch, steps, width) if batch_first else (steps, batch, width)))
+
+
+def valid_matching_width():
+    """RNN, GRU, LSTM of any input_size, batch_first both ways, given that many features per step."""
+    return _matching()
+
+
+def valid_packed():
+    """A PackedSequence of the right width (its .data is (total steps, features))."""
+    return [_accepted(kind(4, 3, batch_first=True),
+                      pack_padded_sequence(torch.randn(3, 5, 4), torch.tensor([2, 5, 3]), batch_first=True,
+                                           enforce_sorted=False))
+            for kind in (nn.LSTM, nn.GRU, nn.RNN)]
+
+
+def valid_unbatched():
+    """A 2-D (steps, features) input without a batch dimension."""
+    return [_accepted(kind(4, 3), torch.randn(5, 4)) for kind in (nn.LSTM, nn.GRU, nn.RNN)]

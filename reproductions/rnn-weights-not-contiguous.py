@@ -20,6 +20,21 @@ trigger's LSTM and passes the flattened one.
 NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 1, "timeout_s": 120}
 SOLUTIONS = {1: "flatten_after_swap", 2: "copy_in_place"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["torch", "lstm", "pretrained"], "validationCode": ["rnn"]}
+KEEP = ["lstm"]
+VALID = {"flat-on-gpu": "valid_flat_on_gpu", "no-cudnn-path": "valid_no_cudnn_path"}
+WORDINGS = [
+    {"text": "/pytorch/aten/src/ATen/native/cudnn/RNN.cpp:1266: UserWarning: RNN module weights are not part of single "
+             "contiguous chunk of memory. This means they need to be compacted at every call, possibly greatly "
+             "increasing memory usage. To compact weights again call flatten_parameters().",
+     "source": "ayumiymk/aster.pytorch#59", "match": "pattern"},
+    {"text": "UserWarning: RNN module weights are not part of single contiguous chunk of memory. This means they need "
+             "to be compacted at every call, possibly greately increasing memory usage. To compact weights again call "
+             "flatten_parameters().", "source": "pytorch/examples#248", "match": "pattern"},
+]
+PROVENANCE = {"checked": "unverified",
+              "why": "GPU-only raise site: no CPU build reports its line, no GPU run is committed, and the stored "
+                     "upstream copy (00fc08aa) the excerpt came from was not re-counted here"}
 
 import warnings
 
@@ -121,3 +136,34 @@ def guard():
     lstm.flatten_parameters()
     assert record.check("validationCode", {"rnn": lstm})
     return "cuda: validationCode on the trigger's LSTM"
+
+
+def _warns(lstm, x):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lstm(x)
+    return any(WARNING_TEXT in str(w.message) for w in caught)
+
+
+def valid_flat_on_gpu():
+    """An LSTM moved to the GPU, and one loaded with load_state_dict (an in-place copy): no warning."""
+    torch.manual_seed(0)
+    moved = _lstm().to("cuda:0")
+    loaded = _lstm().to("cuda:0")
+    loaded.load_state_dict(_lstm().state_dict())
+    x = torch.randn(4, 5, 8, dtype=torch.float64, device="cuda:0")
+    assert not _warns(moved, x) and not _warns(loaded, x)
+    return [{"rnn": moved}, {"rnn": loaded}]
+
+
+def valid_no_cudnn_path():
+    """Where cuDNN does not run the layer nothing is compacted: on the CPU, and on the GPU with cuDNN switched off
+    (weights swapped through param.data in both)."""
+    source, on_gpu, x = _loaded_through_data()
+    torch.backends.cudnn.enabled = False  # stays off for the guard check in this stage's process
+    assert not _warns(on_gpu, x.to("cuda:0"))
+    on_cpu = _lstm()
+    for name, param in on_cpu.named_parameters():
+        param.data = getattr(source, name).detach().clone()
+    assert not _warns(on_cpu, x)
+    return [{"rnn": on_gpu}, {"rnn": on_cpu}]

@@ -13,8 +13,30 @@ record's exampleFix and validationCode run from its text. CPU only.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "same_hyperparameters", 2: "load_matching_shapes"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "same-architecture": "valid_same_architecture",
+    "partial-checkpoint-strict-false": "valid_partial_checkpoint",
+    "batchnorm-scalar-buffers": "valid_batchnorm_buffers",
+}
+CODE_NAMES = {"exampleFix": ["torch", "Tagger"], "validationCode": ["model", "state_dict"]}
+WORDINGS = [
+    {"text": "size mismatch for embed.weight: copying a param with shape torch.Size([30, 8]) from checkpoint, the shape "
+             "in current model is torch.Size([32, 8]).", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "size mismatch for block_level.position_enc.weight: copying a param of torch.Size([51, 30]) from "
+             "checkpoint, where the shape is torch.Size([18290, 30]) in current model.",
+     "source": "pytorch/pytorch#15720", "match": "pattern"},
+    {"text": 'While copying the parameter named "layer1.0.conv1.weight", whose dimensions in the model are '
+             "torch.Size([16, 16, 3, 3]) and whose dimensions in the checkpoint are torch.Size([11, 16, 3, 3]).",
+     "source": "IntelLabs/distiller#26", "match": "pattern"},
+    {"text": "RuntimeError: While copying the parameter named decoder.embedding.weight, whose dimensions in the model "
+             "are torch.Size([58, 256]) and whose dimensions in the checkpoint are torch.Size([107, 256]).",
+     "source": "lancopku/SGM#3", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import io
+import os
+import tempfile
 
 import errkb_record as record
 
@@ -88,8 +110,16 @@ def load_matching_shapes():
 
 
 def example_fix():
+    """The "after" part from the record's text, in a folder where the training run wrote tagger.pt."""
     saved, checkpoint = _checkpoint()
-    names = record.run("exampleFix", {"torch": torch, "Tagger": Tagger, "checkpoint": checkpoint}, section="after")
+    with tempfile.TemporaryDirectory() as folder:
+        torch.save(checkpoint, os.path.join(folder, "tagger.pt"))
+        cwd = os.getcwd()
+        os.chdir(folder)
+        try:
+            names = record.run("exampleFix", {"torch": torch, "Tagger": Tagger}, section="after")
+        finally:
+            os.chdir(cwd)
     model = names["model"].eval()
     with torch.no_grad():
         assert torch.equal(model(_tokens()), saved.eval()(_tokens()))
@@ -99,3 +129,32 @@ def guard():
     _, checkpoint = _checkpoint()
     assert not record.check("validationCode", {"model": Tagger(**REBUILT), "state_dict": checkpoint["state_dict"]})
     assert record.check("validationCode", {"model": Tagger(**SAVED), "state_dict": checkpoint["state_dict"]})
+
+
+def valid_same_architecture():
+    saved, checkpoint = _checkpoint()
+    model = Tagger(**checkpoint["config"])
+    model.load_state_dict(checkpoint["state_dict"])
+    return {"model": model, "state_dict": checkpoint["state_dict"]}
+
+
+def valid_partial_checkpoint():
+    """A backbone-only checkpoint loaded with strict=False: missing keys are not size mismatches."""
+    _, checkpoint = _checkpoint()
+    partial = {k: v for k, v in checkpoint["state_dict"].items() if not k.startswith("out.")}
+    model = Tagger(**SAVED)
+    result = model.load_state_dict(partial, strict=False)
+    assert sorted(result.missing_keys) == ["out.bias", "out.weight"]
+    return {"model": model, "state_dict": partial}
+
+
+def valid_batchnorm_buffers():
+    """Buffers, including BatchNorm's 0-d num_batches_tracked, compare like parameters."""
+    torch.manual_seed(0)
+    trained = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+    trained(torch.randn(16, 4))  # updates running stats and num_batches_tracked
+    state = trained.state_dict()
+    assert state["1.num_batches_tracked"].dim() == 0
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+    model.load_state_dict(state)
+    return {"model": model, "state_dict": state}

@@ -7,14 +7,28 @@ froze everything (shown to raise, from torch) fixed by freezing before attaching
 "fix" leaves every parameter without a gradient; and reentrant activation checkpointing over frozen embeddings
 (shown to raise) replaced by use_reentrant=False. Every fix asserts that the trainable parameters change in one
 SGD step. The record's exampleFix and validationCode run from its text.
-Torch floor 2.5: torch 1.13.1 and 2.1.2 raise the same message with the same class, but without a C++ location
-("Exception raised from ..." is absent even with TORCH_SHOW_CPP_STACKTRACES=1: the check in THPEngine_run_backward
-set the Python exception directly), so the harness cannot confirm the raise site there; 2.5.1 and later raise it with TORCH_CHECK. Releases 2.2 to 2.4 were not checked.
+Torch floor 2.5: older releases were not verified (their results are skipped).
 """
 
 NEEDS = {"packages": {"torch": ">=2.5"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "grad_enabled", 2: "unfrozen_head", 3: "connected_loss", 4: "non_reentrant_checkpoint"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "training-loss": "valid_training_loss",
+    "frozen-backbone": "valid_frozen_backbone",
+    "eval-mode-with-grad": "valid_eval_mode",
+}
+CODE_NAMES = {"exampleFix": ["torch", "nn", "model", "x", "y"], "validationCode": ["loss"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "element 0 of tensors does not require grad and does not have a grad_fn", "source": "torch==2.13.0",
+     "match": "pattern"},
+    {"text": "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
+     "source": "davidmascharka/tbd-nets#8", "match": "pattern"},
+    {"text": "RuntimeError: element 1 of tensors does not require grad and does not have a grad_fn",
+     "source": "thu-coai/PPT#12", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import math
 import warnings
@@ -127,6 +141,7 @@ def non_reentrant_checkpoint():
 def example_fix():
     model, x, y = _setup()
     names = record.run("exampleFix", {"torch": torch, "nn": nn, "model": model, "x": x, "y": y}, section="after")
+    assert names["model"] is model
     _step(model.parameters(), names["loss"])
 
 
@@ -134,3 +149,30 @@ def guard():
     model, x, y = _setup()
     assert not record.check("validationCode", {"loss": _eval_style_loss(model, x, y)})
     assert record.check("validationCode", {"loss": nn.functional.cross_entropy(model(x), y)})
+
+
+def _trains(model, loss):
+    """A valid situation is a loss whose backward reaches a trainable parameter."""
+    loss.backward(retain_graph=True)
+    assert any(p.grad is not None for p in model.parameters())
+    return {"loss": loss}
+
+
+def valid_training_loss():
+    model, x, y = _setup()
+    return _trains(model, nn.functional.cross_entropy(model(x), y))
+
+
+def valid_frozen_backbone():
+    """Only the head trains: the loss still has a graph through it."""
+    model, x, y = _setup()
+    for p in model[0].parameters():
+        p.requires_grad_(False)
+    return _trains(model, nn.functional.cross_entropy(model(x), y))
+
+
+def valid_eval_mode():
+    """model.eval() changes dropout and batch norm, not gradient recording."""
+    model, x, y = _setup()
+    model.eval()
+    return _trains(model, nn.functional.cross_entropy(model(x), y))

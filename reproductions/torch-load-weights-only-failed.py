@@ -16,6 +16,14 @@ CPU only; the checkpoint is written to a temporary directory.
 NEEDS = {"packages": {"torch": ">=2.6"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "trusted_weights_only_false", 2: "allowlist_globals", 3: "resave_plain", 4: "env_override", 5: "not_a_checkpoint"}
 CODE = {"exampleFix": "example_fix", "tryCatchPattern": "try_catch"}
+CODE_NAMES = {"exampleFix": ["torch", "argparse", "path"], "tryCatchPattern": ["torch", "pickle", "argparse", "path"]}
+WORDINGS = [
+    {"text": "Weights only load failed. This file can still be loaded, to do so you have two options",
+     "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "Weights only load failed. In PyTorch 2.6, we changed the default value of the weights_only argument in "
+             "torch.load from False to True.", "source": "cubiq/ComfyUI_InstantID#255", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import argparse
 import os

@@ -8,12 +8,24 @@ instead (the record found-no-nvidia-driver), and with a GPU it succeeds.
 Demonstrations: choosing the device at run time (a training step runs on whatever is available), and
 the diagnosis that tells a CPU-only build from a missing GPU (torch.version.cuda is None,
 torch.backends.cuda.is_built() is False), which is what calls for installing a CUDA build; the install
-itself is not run. The record's exampleFix and validationCode run from its text.
+itself is not run: the demonstration checks that the diagnosis is right (no CUDA bindings in torch._C, and
+initialising CUDA fails with this very assertion, while torch.cuda.is_available() alone would not have told the
+two cases apart). exampleFix runs on the user's own model (KEEP: the same object afterwards); validationCode
+is checked against the trigger's device and the valid CPU choices.
 """
 
 NEEDS = {"packages": {"torch": ">=1.13"}, "torch_build": "cpu", "timeout_s": 60}
 SOLUTIONS = {1: "device_from_availability", 2: "diagnose_cpu_build"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {"cpu-string": "valid_cpu_string", "cpu-device-object": "valid_cpu_device", "meta-device": "valid_meta_device"}
+CODE_NAMES = {"exampleFix": ["torch", "model", "x"], "validationCode": ["torch", "device"]}
+KEEP = ["model"]
+WORDINGS = [
+    {"text": "Torch not compiled with CUDA enabled", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": 'raise AssertionError("Torch not compiled with CUDA enabled")\nAssertionError: Torch not compiled with CUDA '
+             'enabled', "source": "facebookresearch/detectron2#460", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 
 import math
 
@@ -55,23 +67,45 @@ def device_from_availability():
 
 
 def diagnose_cpu_build():
-    """The check that says 'reinstall a CUDA build' rather than 'this machine has no GPU'."""
+    """The check that says 'install a CUDA build' rather than 'this machine has no GPU', and that it is right."""
+    assert not torch.cuda.is_available()  # true here, and also on a CUDA build without a GPU: it decides nothing
     cpu_only = torch.version.cuda is None and not torch.backends.cuda.is_built()
-    if cpu_only:
-        assert not torch.cuda.is_available() and torch.cuda.device_count() == 0
-        return "cpu-only build detected: torch.version.cuda is None, backends.cuda.is_built() is False"
-    return f"CUDA build {torch.version.cuda}: nothing to reinstall"
+    assert cpu_only, f"CUDA build {torch.version.cuda}: not this error's cause (see found-no-nvidia-driver)"
+    assert not hasattr(torch._C, "_cuda_getDeviceCount")  # the bindings _lazy_init looks for are absent
+    try:
+        torch.cuda.init()  # the diagnosis predicts exactly this failure
+    except AssertionError as exc:
+        assert str(exc) == "Torch not compiled with CUDA enabled", exc
+    else:
+        raise AssertionError("CUDA initialised: the diagnosis was wrong")
+    return "cpu-only build: torch.version.cuda is None, backends.cuda.is_built() is False; install a CUDA build"
 
 
 def example_fix():
+    """The record's exampleFix "after" part on the user's model (written for a GPU) and batch."""
     torch.manual_seed(0)
-    x, y = _data()
-    names = record.run("exampleFix", {"torch": torch, "nn": nn, "x": x}, section="after")
+    x, _ = _data()
+    model = nn.Linear(4, 3)
+    names = record.run("exampleFix", {"torch": torch, "model": model, "x": x}, section="after")
+    assert names["model"] is model  # the user's model moved, not replaced
     out = names["out"]
-    assert out.shape == (8, 3) and out.device == names["device"]
+    assert out.shape == (8, 3) and out.device == names["device"] == next(model.parameters()).device
 
 
 def guard():
     assert not record.check("validationCode", {"torch": torch, "device": "cuda"})
     chosen = "cuda" if torch.cuda.is_available() else "cpu"
     assert record.check("validationCode", {"torch": torch, "device": chosen})
+
+
+def valid_cpu_string():
+    return {"torch": torch, "device": "cpu"}
+
+
+def valid_cpu_device():
+    return {"torch": torch, "device": torch.device("cpu")}
+
+
+def valid_meta_device():
+    """A device that is not CUDA at all (used for shape checks and model surgery) is none of the guard's business."""
+    return {"torch": torch, "device": "meta"}

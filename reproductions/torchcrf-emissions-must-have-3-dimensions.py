@@ -8,14 +8,22 @@ time-major one), decoding to the same path as the sentence decoded inside a batc
 batch dimension kept through the model: the ids sent as a (1, seq_len) batch, and token-level logits flattened to
 (batch * seq_len, num_tags) viewed back to (batch, seq_len, num_tags) for a training step (solution 2). The record's
 exampleFix "after" part and validationCode run from its own text. CPU only: a pure argument check."""
-NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "unsqueeze_emissions", 2: "keep_batch_dimension"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["tagger", "crf", "token_ids"], "validationCode": ["crf", "emissions"]}
+KEEP = ["tagger", "crf"]
+VALID = {"batched-either-layout": "valid_batched"}
+WORDINGS = [
+    {"text": "emissions must have dimension of 3, got 2", "source": "pytorch-crf==0.7.2", "match": "pattern"},
+]
+PROVENANCE = {"checked": "installed", "dist": "pytorch-crf", "version": "0.7.2"}
 
 import math
 
 import errkb_record as record
 
+import hypothesis.strategies as st
 import torch
 import torch.nn as nn
 from torchcrf import CRF
@@ -125,3 +133,17 @@ def guard():
         batched = model.emissions(_sentence().unsqueeze(0))
     assert not record.check("validationCode", {"crf": model.crf, "emissions": flat})
     assert record.check("validationCode", {"crf": model.crf, "emissions": batched})
+
+
+@st.composite
+def _batched(draw):
+    """3-D emissions in the CRF's own layout, batch of one included, for either batch_first; decode accepts them."""
+    num_tags, batch, steps = draw(st.integers(1, 5)), draw(st.integers(1, 4)), draw(st.integers(1, 5))
+    crf = CRF(num_tags, batch_first=draw(st.booleans()))
+    emissions = torch.randn((batch, steps, num_tags) if crf.batch_first else (steps, batch, num_tags))
+    assert len(crf.decode(emissions)) == batch
+    return {"crf": crf, "emissions": emissions}
+
+
+def valid_batched():
+    return _batched()

@@ -8,12 +8,18 @@ default CRF fed transposed tensors, which agrees with it (solution 2), and a lef
 back to right padding, which gives the right-padded likelihoods while the mask[:, 0] = True shortcut does not
 (solution 3). The record's exampleFix "after" part runs as the fix; its validationCode flags the trigger's
 CRF and batch and passes the batch_first CRF. All on CPU; the error is a pure argument check."""
-NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "pytorch-crf": "==0.7.2", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "batch_first", 2: "transpose", 3: "shift_left_padding"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+CODE_NAMES = {"exampleFix": ["CRF", "num_tags", "emissions", "tags", "attention_mask"],
+              "validationCode": ["crf", "emissions", "tags", "mask"]}
+VALID = {"right-padded-either-layout": "valid_right_padded", "decode-or-no-mask": "valid_decode_or_no_mask"}
+WORDINGS = [{"text": "mask of the first timestep must all be on", "source": "pytorch-crf==0.7.2", "match": "pattern"}]
+PROVENANCE = {"checked": "installed", "dist": "pytorch-crf", "version": "0.7.2"}
 
 import errkb_record as record
 
+import hypothesis.strategies as st
 import torch
 from torchcrf import CRF
 
@@ -108,3 +114,37 @@ def guard():
     situation = {"emissions": emissions, "tags": tags, "mask": mask}
     assert not record.check("validationCode", dict(situation, crf=CRF(emissions.size(2))))
     assert record.check("validationCode", dict(situation, crf=CRF(emissions.size(2), batch_first=True)))
+
+
+def _accepted(crf, emissions, tags, mask):
+    """The situation is valid: the CRF scores it (or decodes it, without tags) in its own layout."""
+    if tags is None:
+        assert len(crf.decode(emissions, mask=mask)) == emissions.size(0 if crf.batch_first else 1)
+    else:
+        assert torch.isfinite(crf(emissions, tags, mask=mask))
+    return {"crf": crf, "emissions": emissions, "tags": tags, "mask": mask}
+
+
+@st.composite
+def _right_padded(draw):
+    """Right-padded batches of any lengths (first sequence shorter or not), bool or uint8 mask, in the layout the
+    CRF was built for."""
+    num_tags, lengths = draw(st.integers(1, 4)), draw(st.lists(st.integers(1, 5), min_size=1, max_size=4))
+    emissions, tags, mask = _batch_first_inputs(num_tags, tuple(lengths))
+    if draw(st.booleans()):
+        mask = mask.to(torch.uint8)
+    crf = CRF(num_tags, batch_first=draw(st.booleans()))
+    if not crf.batch_first:
+        emissions, tags, mask = emissions.transpose(0, 1), tags.transpose(0, 1), mask.transpose(0, 1)
+    return _accepted(crf, emissions, tags, mask)
+
+
+def valid_right_padded():
+    return _right_padded()
+
+
+def valid_decode_or_no_mask():
+    """decode() without tags, and a CRF call without a mask (every position counts)."""
+    emissions, tags, mask = _batch_first_inputs()
+    crf = CRF(emissions.size(2), batch_first=True)
+    return [_accepted(crf, emissions, None, mask), _accepted(crf, emissions, tags, None)]

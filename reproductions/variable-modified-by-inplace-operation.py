@@ -12,6 +12,21 @@ The record's exampleFix runs from its text.
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "out_of_place", 2: "backward_before_step", 3: "clone_first"}
 CODE = {"exampleFix": "example_fix"}
+CODE_NAMES = {"exampleFix": ["torch", "conv", "x", "identity"]}
+WORDINGS = [
+    {"text": "one of the variables needed for gradient computation has been modified by an inplace operation: "
+             "[torch.FloatTensor [8, 16]], which is output 0 of Relu, is at version 1; expected version 0 instead. Hint: "
+             "enable anomaly detection to find the operation that failed to compute its gradient, with "
+             "torch.autograd.set_detect_anomaly(True, check_nan=False).", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "one of the variables needed for gradient computation has been modified by an inplace operation: "
+             "[torch.FloatTensor [8, 16]], which is output 0 of ReluBackward0, is at version 1; expected version 0 "
+             "instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+             "torch.autograd.set_detect_anomaly(True).", "source": "torch==2.9.1", "match": "pattern"},
+    {"text": "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
+             "operation", "source": "tamakoji/pytorch-syncbn#4", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "upstream-copy",
+              "commit": "42bb714738bbd8ed3aaa0f0c61606b7a366ba934", "offset": 4}
 
 import math
 

@@ -10,6 +10,22 @@ working backward pass. The record's exampleFix and validationCode run from its t
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "use_reshape", 2: "contiguous_then_view"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
+VALID = {
+    "contiguous": "valid_contiguous",
+    "column-slice-split": "valid_column_slice",
+    "transpose-split": "valid_transpose_split",
+    "expanded-split": "valid_expanded",
+}
+CODE_NAMES = {"exampleFix": ["attn", "B", "T", "H", "D"], "validationCode": ["t", "shape"]}
+WORDINGS = [
+    {"text": "view size is not compatible with input tensor's size and stride (at least one dimension spans across two "
+             "contiguous subspaces). Use .reshape(...) instead.", "source": "torch==2.13.0", "match": "pattern"},
+    {"text": "RuntimeError: invalid argument 2: view size is not compatible with input tensor's size and stride (at "
+             "least one dimension spans across two contiguous subspaces). Call .contiguous() before .view(). at "
+             "/opt/conda/conda-bld/pytorch_1533672544752/work/aten/src/TH/generic/THTensor.cpp:237",
+     "source": "geyang/deep-auto-punctuation#3", "match": "pattern"},
+]
+PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import errkb_record as record
 
@@ -63,5 +79,35 @@ def example_fix():
 
 def guard():
     _, attn = _attention_output()
-    assert not record.check("validationCode", {"t": attn.transpose(1, 2)})
-    assert record.check("validationCode", {"t": attn.transpose(1, 2).contiguous()})
+    assert not record.check("validationCode", {"t": attn.transpose(1, 2), "shape": (B, T, H * D)})
+    assert record.check("validationCode", {"t": attn.transpose(1, 2).contiguous(), "shape": (B, T, H * D)})
+
+
+def _viewable(t, shape):
+    """A valid situation is one view itself accepts."""
+    t.view(shape)
+    return {"t": t, "shape": shape}
+
+
+def valid_contiguous():
+    _, attn = _attention_output()
+    return _viewable(attn, (B, H, T * D))
+
+
+def valid_column_slice():
+    """Not contiguous (a column slice), but splitting the rows needs no copy."""
+    x = torch.randn(4, 6)[:, :3]
+    assert not x.is_contiguous()
+    return _viewable(x, (2, 2, 3))
+
+
+def valid_transpose_split():
+    x = torch.randn(4, 6).T
+    assert not x.is_contiguous()
+    return _viewable(x, (2, 3, 4))
+
+
+def valid_expanded():
+    x = torch.randn(1, 4).expand(3, 4)
+    assert not x.is_contiguous()
+    return _viewable(x, (3, 2, 2))

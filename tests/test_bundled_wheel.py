@@ -20,12 +20,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 pytestmark = pytest.mark.xdist_group("wheel")
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE_FILES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md"]
-SOURCE_FOLDERS = ["errkb", "records", "verifications"]
+SOURCE_FOLDERS = ["errkb", "records", "verifications", "reproductions"]
 STATE_DICT_PASTE = 'RuntimeError: Error(s) in loading state_dict for Net: Unexpected key(s) in state_dict: "module.fc.weight"\n'
 WARNING_THEN_FATAL = (REPO / "tests" / "data" / "warning-then-fatal.txt").read_text(encoding="utf-8")  # a warning, then the fatal error
 
@@ -75,10 +76,45 @@ def test_the_wheel_ships_the_records(installed: dict):
     assert shipped == {path.name for path in (REPO / "records").glob("*.json")}
 
 
+SHOW_EVERY_RECORD = """
+import json, sys
+from click.testing import CliRunner
+from errkb.cli import cli
+shown = {}
+for slug in json.loads(sys.stdin.read()):
+    result = CliRunner().invoke(cli, ["show", slug, "--json"])
+    shown[slug] = json.loads(result.output) if result.exit_code == 0 else result.output
+print(json.dumps(shown))
+"""
+
+
+@pytest.mark.slow
+def test_every_record_shows_the_same_proof_as_the_clone(installed: dict):
+    """Verdicts, verifiedOn, claim marks and which results are current: the install answers as the clone does."""
+    slugs = sorted(path.stem for path in (REPO / "records").glob("*.json"))
+    result = run(installed, "python", "-c", SHOW_EVERY_RECORD, stdin=json.dumps(slugs))
+    assert result.returncode == 0, result.stderr
+    from_wheel = json.loads(result.stdout)
+    verified = 0
+    for slug in slugs:
+        from_clone = json.loads(run_cli("show", slug, "--json", root=REPO).stdout)
+        assert isinstance(from_wheel[slug], dict), from_wheel[slug]
+        for key in ("lastVerdict", "lastVerifiedAt", "verifiedOn", "claimMarks", "proofSummary"):
+            assert from_wheel[slug][key] == from_clone[key], (slug, key)
+        assert from_wheel[slug] == from_clone, slug
+        verified += from_clone["lastVerdict"] == "verified"
+    assert verified, "the clone itself shows no verified record: nothing was compared"
+
+
+def test_the_wheel_ships_the_reproductions(installed: dict):
+    shipped = {path.name for path in (installed["site"] / "errkb" / "_catalog" / "reproductions").glob("*.py")}
+    assert shipped == {path.name for path in (REPO / "reproductions").glob("*.py")}
+
+
 def test_match_from_an_empty_folder(installed: dict):
     result = run(installed, "errkb", "match", "-", stdin=STATE_DICT_PASTE)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("1. state-dict-keys-have-module-prefix")
+    assert "[state-dict-keys-have-module-prefix, score" in result.stdout.splitlines()[0]
     assert list(installed["cwd"].iterdir()) == []  # the database went to the cache, not here
     assert [path.name for path in installed["cache"].iterdir() if path.name.startswith("catalog-")]
 

@@ -70,6 +70,9 @@ def test_show_for_people_and_as_json(seeded_root):
     result = run_cli("show", "--json", SEED_SLUG, root=seeded_root)
     shown = json.loads(result.stdout)
     assert shown.pop("verifications") == []  # seeded_root has no committed results
+    proof = {key: shown.pop(key) for key in ("lastVerdict", "lastVerifiedAt", "verifiedOn", "proofSummary", "claimMarks", "notProvenOn")}
+    assert proof == {"lastVerdict": None, "lastVerifiedAt": None, "verifiedOn": None, "proofSummary": None, "claimMarks": {},
+                     "notProvenOn": []}
     assert (shown.pop("provenance"), shown.pop("provenanceSummary")) == (None, "not stated")  # nor a reproduction
     assert shown == json.loads(SEED_RECORD.read_text())["record"]
 
@@ -77,7 +80,7 @@ def test_show_for_people_and_as_json(seeded_root):
 def test_show_unknown_or_unsafe_slug(seeded_root):
     for slug in ["no-such-record", "../records/x"]:
         result = run_cli("show", slug, root=seeded_root)
-        assert result.exit_code == 1
+        assert result.exit_code == 2  # as from reproduce
         assert "no record" in result.stderr
 
 
@@ -180,13 +183,19 @@ def test_list_filters_by_tag_verdict_and_library(catalog):
     assert SEED_SLUG in crf and set(listed("--tag", "crf", "--tag", "multi-gpu")) < set(crf)
     assert listed("--tag", "no-such-tag") == []
     table = run_cli("list", "--verdict", "verified", root=catalog)
-    assert table.stdout.split() == [SEED_SLUG, "ValueError", "hankcs/HanLP", "verified"]
+    header, row = table.stdout.splitlines()
+    assert header.split() == ["SLUG", "CLASS", "LIBRARY", "VERDICT"] and row.split() == [SEED_SLUG, "ValueError", "hankcs/HanLP", "verified"]
+    assert [header.index(word) for word in ("CLASS", "LIBRARY", "VERDICT")] == [row.index(word) for word in ("ValueError", "hankcs/HanLP", "verified")]
     assert run_cli("list", "--verdict", "banana", root=catalog).exit_code == 2
+    assert run_cli("list", "--verdict", "claim-failed", root=catalog).exit_code == 0  # a documented verdict
+    assert listed("--tag", "CRF") == crf  # tags in any case
+    torch = listed("--library", "torch")
+    assert torch and torch == listed("--library", "pytorch") == listed("--library", "PyTorch/PyTorch")
 
 
 def test_show_and_reproduce_suggest_close_slugs(catalog):
     result = run_cli("show", "dataparallel-not-suported-when-crf-is-used", root=catalog)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert f"did you mean {SEED_SLUG}?" in result.stderr
     result = run_cli("reproduce", "batchnorm-one-value-per-chanel", root=catalog)
     assert result.exit_code == 2

@@ -24,10 +24,14 @@ def run(root: Path, *args, stdin: str | None = None):
     return CliRunner().invoke(cli, ["--root", str(root), "match", *map(str, args)], input=stdin, catch_exceptions=False)
 
 
-def test_text_output_names_slug_score_and_why(root):
+def test_text_output_leads_with_title_cause_fix_and_where_verified(root):
     result = run(root, PASTES / "hanlp-crf-dataparallel--log-timestamps.txt")
     assert result.exit_code == 0
-    assert result.output.startswith(f"1. {SEED}  (score 1.00)")
+    lines = result.output.splitlines()
+    assert lines[0] == f"1. DataParallel not supported when CRF is used   [{SEED}, score 1.00]"
+    assert lines[1].startswith("   Cause: ") and len(lines[1]) <= 170
+    assert lines[2].startswith("   Fix:   ") and lines[2].endswith("(not run yet)")  # no result file in this root
+    assert lines[3] == "   Never verified"
     assert "why: pattern matched the final exception line; same class\n" in result.output
 
 
@@ -35,7 +39,9 @@ def test_json_output_best_first(root):
     result = run(root, "--json", PASTES / "hanlp-crf-dataparallel--log-timestamps.txt")
     found = json.loads(result.output)
     assert found[0]["slug"] == SEED and found[0]["score"] == 1.0
-    assert found[0]["why"]["pattern"] is True and found[0]["why"]["class"] is True
+    assert found[0]["why"]["pattern"] is True and found[0]["why"]["sameClass"] is True
+    assert {"title", "cause", "firstSolution", "verifiedOn", "errorClass", "errorMessage", "seenAs", "evidence"} <= set(found[0])
+    assert not [key for hit in found for key in hit if "_" in key], "JSON keys are camelCase, as in records and show"
     assert [m["score"] for m in found] == sorted((m["score"] for m in found), reverse=True)
 
 
@@ -70,12 +76,12 @@ def test_cut_text_ends_with_an_ellipsis(root):
     assert result.exit_code == 0
     why = next(line for line in result.output.splitlines() if line.startswith("   why: "))
     assert why == "   why: pattern matched the final exception line; same class"
-    message = result.output.splitlines()[1]
+    message = next(line for line in result.output.splitlines() if line.startswith("   RuntimeError: "))
     assert message.endswith("\u2026") and len(message) == len("   RuntimeError: ") + 110
     result = run(root, PASTES / "state-dict-module-prefix--multiline-keys.txt")  # a multi-line message: first line only
     assert "   RuntimeError: Error(s) in loading state_dict for Net:\u2026\n" in result.output
     result = run(root, PASTES / "hanlp-crf-dataparallel--log-timestamps.txt")  # short enough: as it is
-    assert "\u2026" not in result.output
+    assert "   ValueError: DataParallel not supported when CRF is used\n" in result.output
 
 
 def test_a_long_log_keeps_its_top_and_says_it_was_cut(root, tmp_path):
@@ -87,7 +93,7 @@ def test_a_long_log_keeps_its_top_and_says_it_was_cut(root, tmp_path):
     assert log.stat().st_size > 9_000_000
     result = CliRunner().invoke(cli, ["--root", str(root), "match", str(log)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("1. pack-padded-sequence-lengths-not-sorted")
+    assert result.stdout.splitlines()[0].endswith("[pack-padded-sequence-lengths-not-sorted, score 1.00]")
     assert "errkb match: the input has" in result.stderr and "characters; only the first" in result.stderr
     assert "characters; only" not in result.stdout
     result = CliRunner().invoke(cli, ["--root", str(root), "match", "--json", str(log)], catch_exceptions=False)

@@ -19,7 +19,7 @@ BATCHNORM = "batchnorm-one-value-per-channel"  # Python: torch/nn/functional.py,
 COMMON = {
     TARGET: (
         'VALID = {"remapped": "valid_remapped"}\n'
-        'CODE_NAMES = {"exampleFix": ["torch", "labels"], "validationCode": ["logits", "targets"]}\n'
+        'CODE_NAMES = {"exampleFix": ["torch", "labels"], "validationCode": ["logits", "targets", "ignore_index"]}\n'
         "def valid_remapped():\n    return {}\n"
     ),
     BATCHNORM: (
@@ -32,8 +32,8 @@ GOOD = {
     TARGET: (
         'WORDINGS = [\n'
         '    {"text": "Target 5 is out of bounds.", "source": "torch==1.13.1", "match": "pattern"},\n'
-        '    {"text": "Assertion `t >= 0 && t < n_classes` failed.", "source": "pytorch/pytorch#50259", "match": "none",\n'
-        '     "why": "the CUDA kernel asserts without the target value"},\n'
+        '    {"text": "CUDA error: device-side assert triggered", "source": "pytorch/pytorch#50259", "match": "none",\n'
+        '     "why": "the CUDA run ends without the target value"},\n'
         ']\n'
         'PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "upstream-copy",\n'
         '              "commit": "cf30153c4c131c8164ee7798e5022d810682e2cb", "offset": 0}\n'
@@ -69,9 +69,9 @@ def test_good_wordings_and_provenance_pass(tmp_path):
     "slug, change, expected",
     [
         # a declared wording the pattern misses
-        (TARGET, ('"match": "none",\n     "why": "the CUDA kernel asserts without the target value"', '"match": "pattern"'),
+        (TARGET, ('"match": "none",\n     "why": "the CUDA run ends without the target value"', '"match": "pattern"'),
          "records/cross-entropy-target-out-of-bounds.json: $.record.messagePattern: does not accept "
-         "'Assertion `t >= 0 && t < n_classes` failed.', which WORDINGS[1] (pytorch/pytorch#50259) declares as matched"),
+         "'CUDA error: device-side assert triggered', which WORDINGS[1] (pytorch/pytorch#50259) declares as matched"),
         # a wording the release's committed result did not print
         (TARGET, ('"text": "Target 5 is out of bounds."', '"text": "Target 5 out of bounds"'),
          "reproductions/cross-entropy-target-out-of-bounds.py: WORDINGS[0].text: 'Target 5 out of bounds' is not what "

@@ -95,7 +95,7 @@ def test_a_result_for_an_older_record_stays_visible_but_sets_no_verdict(catalog)
     shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)
     (entry,) = shown["verifications"]
     assert entry["current"] is False and entry["verdict"] == "wrong-error"
-    assert {"verdict", "packages", "cuda_devices", "current", "path"} <= set(entry)
+    assert {"verdict", "packages", "gpuCount", "current", "path", "startedAt"} <= set(entry)
 
 
 def test_an_edited_reproduction_also_makes_results_stale(catalog):
@@ -162,7 +162,7 @@ def test_show_json_lists_results_before_any_build(catalog):
     write(catalog, result(catalog))
     shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)
     (entry,) = shown["verifications"]
-    assert entry["current"] is True and entry["packages"]["torch"] == "2.13.0+cpu" and entry["cuda_devices"] == 0
+    assert entry["current"] is True and entry["packages"]["torch"] == "2.13.0+cpu" and entry["gpuCount"] == 0
     assert entry["path"].startswith(f"verifications/{SEED_SLUG}/")
     assert shown["slug"] == SEED_SLUG  # the record's own fields are still there
 
@@ -215,3 +215,22 @@ def test_matrix_summary_names_releases_in_order_and_groups_skips_by_reason():
         "skipped on torch 1.13.1, 2.9.1 (needs a CPU build of torch)",
         "GPU: never run",
     ]
+
+
+def test_a_no_write_run_of_a_reproduction_since_reverted_does_not_decide(catalog):
+    """A `reproduce --no-write` run keeps no file, only a row; its reproduction hash must still be checked."""
+    reproduction = catalog / "reproductions" / f"{SEED_SLUG}.py"
+    original = reproduction.read_text(encoding="utf-8")
+    assert run_cli("build", root=catalog).exit_code == 0
+    reproduction.write_text(original + "\n# an experiment, reverted below\n", encoding="utf-8")
+    ran = run_cli("reproduce", SEED_SLUG, "--no-write", "--json", root=catalog)
+    verdict = json.loads(ran.stdout.splitlines()[0])["verdict"]
+    assert verdict not in ("skipped", "crashed"), ran.stdout  # a run that judged the record
+    assert verdict_row(catalog)[0] == verdict  # the run decides while its reproduction is today's
+    reproduction.write_text(original, encoding="utf-8")
+    for build in (["build"], ["build", "--full"]):
+        assert run_cli(*build, root=catalog).exit_code == 0
+        assert verdict_row(catalog) == (None, None), build
+        shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)
+        assert shown["lastVerdict"] is None
+    assert Database(catalog / "catalog.db")["reproduction_runs"].count == 1  # kept, just not current

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import importlib.metadata
+import html
 import json
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
 from types import SimpleNamespace
 
 import pytest
+from conftest import REPO, run_cli
 from web_support import (
     SEED_SLUG, SEED_TRACEBACK, XSS_IMG, XSS_SCRIPT, XSS_SLUG, Client, add_record, make_root, xss_record,
 )
@@ -307,16 +310,61 @@ def test_record_page_has_the_whole_record(client):
 def test_record_page_shows_the_verification_history(client):
     html = client.get(RECORD).text
     history = html[html.index("<h2>Verification</h2>"):]
-    runs = history[history.index("<h3>Runs</h3>"):]
-    assert runs.index(">verified<") < runs.index(">skipped<")  # newest first
+    runs = history[history.index("<h3>Runs, by environment</h3>"):]
+    assert runs.index("torch 2.13.0 · CPU") < runs.index("torch 2.13.0 · 2× H200")  # CPU first, then by release
     # The matrix: a column per environment (CPU first), a row per stage or claim, and a summary over them.
     matrix = history[history.index('<table class="errkb-matrix">'):history.index("</table>")]
     assert matrix.count("<th scope=\"col\">") == 3 and "torch 2.13.0 · CPU" in matrix and "2× H200" in matrix
     assert "error reproduced" in matrix
     assert "reproduces on torch 2.13.0 (2× H200)" in history
-    for text in ["hanlp 2.1.5", "torch 2.13.0", "Python 3.11.7", "2 CUDA devices: NVIDIA H200", "CI run",
+    for text in ["hanlp 2.1.5", "torch 2.13.0", "Python 3.11.7", "torch on 2× H200", "CI run",
                  "2026-11-29 15:00", "needs 2 CUDA devices, found 0", "CPU only"]:
         assert text in history, text
+
+
+@pytest.fixture(scope="module")
+def proven(tmp_path_factory):
+    """The repository's records with their committed results: real runs on several releases."""
+    root = tmp_path_factory.mktemp("proven")
+    for folder in ("records", "reproductions", "verifications"):
+        shutil.copytree(REPO / folder, root / folder)
+    assert run_cli("build", root=root).exit_code == 0
+    client = Client(make_datasette(root / "catalog.db"))
+    yield client
+    client.close()
+
+
+def test_the_record_page_is_crash_first(proven):
+    page = proven.get("/-/errkb/record/cuda-out-of-memory").text
+    assert '<h1 class="errkb-title">CUDA out of memory</h1>' in page
+    assert '<details class="errkb-message-box">' in page  # an 11-line message starts collapsed
+    assert page.index("<h2>How to fix it</h2>") < page.index("<h2>What happened</h2>")  # fixes before background
+    short = proven.get("/-/errkb/record/batchnorm-one-value-per-channel").text
+    assert '<pre class="errkb-message">Expected more than 1 value per channel' in short  # a short one is shown
+
+
+def test_the_matrix_has_compact_release_columns_and_runs_say_shared_notes_once(proven):
+    page = proven.get("/-/errkb/record/expected-all-tensors-on-same-device").text
+    matrix = page[page.index('<table class="errkb-matrix">'):]
+    matrix = matrix[:matrix.index("</table>")]
+    heads = re.findall(r'<th scope="col"><a [^>]*>([^<]+)</a></th>', matrix)
+    assert heads == ["1.13.1", "2.1.2", "2.5.1", "2.9.1", "2.13.0", "2.15.0"]
+    assert '<th scope="colgroup" colspan="6">torch on CPU only</th>' in matrix  # hardware above the releases
+    builds = re.findall(r'<td title="[^"]*">([a-z0-9]+)</td>', matrix)
+    assert builds == ["cu117", "cu121", "cu124", "cu128", "cpu", "cu132"] and "cu117: CUDA 11.7 build of torch" in page
+    runs = page[page.index("<h3>Runs, by environment</h3>"):page.index("</table>", page.index("<h3>Runs, by environment</h3>"))]
+    note = "variant trigger: cpu: meta-device stand-in"  # the same in every run: said once, not in six rows
+    assert runs.count(note) == 1 and runs.index("In every environment:") < runs.index(note)
+    assert runs.count("raise line 482") == 2  # what differs stays in its row (torch 1.13.1 and 2.1.2)
+    assert runs.count("<tr>") == 1 + 6  # the header, then one row per environment
+
+
+def test_no_raw_colour_codes_on_any_page(proven):
+    slug = "torch-load-weights-only-failed"
+    assert "\x1b" in json.loads((REPO / "records" / f"{slug}.json").read_text())["record"]["errorMessage"]
+    for path in ["/", f"/-/errkb/record/{slug}", "/-/errkb/records?q=weights", "/-/errkb/match?traceback=Weights+only+load+failed"]:
+        page = proven.get(path).text
+        assert "\x1b" not in page and "[1m" not in page, path
 
 
 def test_a_record_without_runs_says_never_verified(client):
@@ -344,6 +392,10 @@ def test_markup_in_a_record_renders_as_text(client):
     assert "&lt;img src=x onerror=alert(1)&gt;" in pages["record page"]
 
 
+def html_text(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
 def test_match_page_offers_a_form_with_a_csrf_token(client):
     html = client.get("/-/errkb/match").text
     assert "<textarea" in html and 'name="traceback"' in html
@@ -361,6 +413,20 @@ def test_match_page_puts_the_seed_first(client):
 def test_match_page_says_no_match_when_nothing_is_close(client):
     html = client.get("/-/errkb/match", params={"traceback": "KeyError: 'banana split with sprinkles'"}).text
     assert "No match" in html
+    link = re.search(r'class="errkb-search-link" href="([^"]+)"', html).group(1)
+    assert link == "/-/errkb/records?q=%27banana+split+with+sprinkles%27"  # the query goes with the link
+
+
+def test_match_page_leads_with_title_cause_and_the_first_fix(client, root):
+    page = client.get("/-/errkb/match", params={"traceback": SEED_TRACEBACK}).text
+    item = page.split('<li class="errkb-match">')[1].split("</details>")[0]
+    record = json.loads((root / "records" / f"{SEED_SLUG}.json").read_text())["record"]
+    title, cause, fix, more = (item.index(marker) for marker in
+                               ("errkb-match-title", "errkb-match-cause", "errkb-match-fix", "errkb-match-more"))
+    assert title < cause < fix < more, "the fix comes before the message and the reasons"
+    assert "DataParallel not supported when CRF is used</a>" in item
+    assert html_text(record["solutions"][0].split("`")[0]) in item
+    assert item.index(html_text(record["errorMessage"]), more) > more  # the message is in the collapsed part
 
 
 def test_a_failing_matcher_is_named_on_the_page(client, monkeypatch):

@@ -60,7 +60,7 @@ def test_search_facet_open_a_record_and_match_a_traceback(tmp_path, page):
 
         page.locator(f'table.errkb-records a[href="/-/errkb/record/{SEED_SLUG}"]').click()
         expect(page).to_have_url(f"{base}/-/errkb/record/{SEED_SLUG}")
-        expect(page.locator("h1.errkb-message")).to_have_text("DataParallel not supported when CRF is used")
+        expect(page.locator("h1.errkb-title")).to_have_text("DataParallel not supported when CRF is used")
         expect(page.locator("tr.errkb-raise")).to_contain_text("raise ValueError(")
         expect(page.locator(".errkb-history")).to_contain_text("verified")
 
@@ -130,7 +130,7 @@ def test_records_view_fits_the_screen(tmp_path, browser, width):
                 expect(page.locator("table.errkb-records thead")).to_be_hidden()  # cards, not a squeezed table
             expect(rows.first.locator(".errkb-badge")).to_be_visible()
             rows.first.locator("a.errkb-record-link").click()  # the whole record, one click away
-            expect(page.locator("h1.errkb-message")).to_be_visible()
+            expect(page.locator("h1.errkb-title")).to_be_visible()
     finally:
         context.close()
 
@@ -146,9 +146,42 @@ def test_markup_in_a_record_does_not_run(tmp_path, page):
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     with running_server(root) as base:
         page.goto(f"{base}/-/errkb/record/{XSS_SLUG}")
-        expect(page.locator("h1.errkb-message")).to_contain_text('<script>alert("doc")</script>')
+        expect(page.locator(".errkb-head")).to_contain_text('<script>alert("doc")</script>')
         page.goto(f"{base}/catalog/records?_col=errorMessage&_col=documentation&_col=solutions")
         expect(page.locator("table.rows-and-columns")).to_contain_text("<img src=x onerror=alert(1)>")
         page.goto(f"{base}/catalog/records/{XSS_SLUG}")
         page.wait_for_load_state("load")
     assert dialogs == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_record_page_reads_at_1280_and_390(tmp_path, browser, width):
+    """Title first, the long message collapsed, fixes on the first screen, the whole matrix visible without
+    scrolling sideways (compact release columns), at a laptop's and a phone's width."""
+    import shutil
+
+    from conftest import REPO
+    from errkb import catalog
+
+    root = tmp_path / "root"
+    for folder in ("records", "reproductions", "verifications"):
+        shutil.copytree(REPO / folder, root / folder)
+    catalog.build(root)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        with running_server(root) as base:
+            page.goto(f"{base}/-/errkb/record/cuda-out-of-memory")
+            page.wait_for_load_state("load")
+            assert page.locator("h1.errkb-title").inner_text() == "CUDA out of memory"
+            assert not page.locator("pre.errkb-message").is_visible()  # 11 lines, collapsed under their first
+            fixes = page.locator("h2", has_text="How to fix it").bounding_box()
+            assert fixes["y"] < 900, "the fixes start on the first screen"
+            assert page.evaluate("document.documentElement.scrollWidth") <= width  # long identifiers wrap
+            page.goto(f"{base}/-/errkb/record/expected-all-tensors-on-same-device")
+            page.wait_for_load_state("load")
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            wrap = page.locator(".errkb-matrix-wrap")
+            assert wrap.evaluate("e => e.scrollWidth <= e.clientWidth"), "the matrix scrolls sideways"
+    finally:
+        context.close()

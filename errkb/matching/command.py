@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..hits import as_text, match_entry
 from .score import THRESHOLD
 
 
@@ -38,7 +39,7 @@ def read_paste(source: str) -> str:
 
 @click.command(name="match")
 @click.argument("source", default="-", metavar="[FILE|-]")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of matches (slug, score, why), best first.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of matches, best first: slug, score, title, cause, firstSolution, verifiedOn, evidence, why.")
 @click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help="Show at most N records.")
 @click.option(
     "--min-score", default=THRESHOLD, show_default=True, type=click.FloatRange(0, 1),
@@ -54,7 +55,6 @@ def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, mi
     """
     from .. import paste
     from .api import matcher_for
-    from .matcher import ELLIPSIS, shorten
 
     if source != "-" and Path(source).is_dir():
         raise click.BadParameter(f"{source} is a directory; expected a file, or - for stdin", param_hint="FILE")
@@ -64,20 +64,16 @@ def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, mi
     if clipped.cut:
         click.echo(f"errkb match: {clipped.note()}", err=True)
     text = clipped.text
-    matcher = matcher_for(catalog_root(ctx))
+    root = catalog_root(ctx)
+    matcher = matcher_for(root)
     found = matcher.match(text, limit=limit, threshold=min_score)
+    hits = [match_entry(root, m) for m in found]
     if as_json:
-        click.echo(json.dumps([m.to_dict() for m in found], indent=2, ensure_ascii=False))
+        click.echo(json.dumps(hits, indent=2, ensure_ascii=False))
     elif found:
-        for i, m in enumerate(found, 1):
-            lines = m.message.splitlines() or [""]
-            first_line = lines[0] + (ELLIPSIS if len(lines) > 1 and len(lines[0]) < 110 else "")
-            click.echo(f"{i}. {m.slug}  (score {m.score:.2f})")
-            click.echo(f"   {m.error_class}: {shorten(first_line, 110)}")
-            click.echo(f"   why: {m.why()}")
-            if m.seen_as == "warning":
-                click.echo("   also seen: a warning in the paste, not the error that ended the run")
-        click.echo(f"\nerrkb show {found[0].slug}   # cause, fixes and verification")
+        for i, hit in enumerate(hits, 1):
+            click.echo(("\n" if i > 1 else "") + "\n".join(as_text(i, hit, "errkb show")))
+        click.echo(f"\nerrkb show {found[0].slug}   # the whole record: cause, every fix, verification matrix")
     else:
         click.echo(f"no match: no record of the {matcher.size} in {matcher.source} is close enough (score >= {min_score}).")
     sys.exit(0 if found else 1)

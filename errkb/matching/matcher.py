@@ -402,7 +402,9 @@ class Matcher:
             out.append(Match(slug, evidence.score, message, error_class, evidence.pattern, evidence.same_class,
                              evidence.words, evidence.covered, evidence.present, line, evidence.opening, place,
                              item.cls if item else None, evidence.situation, is_observed))
-        out.sort(key=lambda m: (_PLACE[m.seen_as] if m.score >= THRESHOLD else 3, -m.score, m.slug))
+        # At equal scores a record whose situation the paste shows (a CRF layer in the frames) comes before the
+        # general record of the same message (broadcasting anywhere).
+        out.sort(key=lambda m: (_PLACE[m.seen_as] if m.score >= THRESHOLD else 3, -m.score, m.situation is not True, m.slug))
         return out
 
     # -- word statistics ------------------------------------------------------------------------

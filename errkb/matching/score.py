@@ -75,7 +75,9 @@ class Evidence:
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
-GENERIC_TAGS = frozenset({"pytorch", "python", "warning", "error", "training"})  # say nothing of a situation
+# Say nothing of a situation: "broadcasting" and "shape-mismatch" describe the generic message itself (mse_loss's
+# "... due to broadcasting" warning is no sign of a CRF layer).
+GENERIC_TAGS = frozenset({"pytorch", "python", "warning", "error", "training", "broadcasting", "shape-mismatch"})
 
 
 def compact(text: str) -> str:

@@ -18,8 +18,9 @@ from . import plan
 @click.argument("slugs", nargs=-1, metavar="[SLUG]...")
 @click.option("--all", "all_records", is_flag=True, help="Reproduce every record in records/.")
 @click.option("--with", "with_specs", multiple=True, metavar="NAME==VERSION",
-              help="Run in a cached environment with this release (repeatable: each --with torch==X is one more "
-                   "environment; --with a==1 --with b==2 in one value, comma-separated, makes one environment).")
+              help="Also run in a cached environment with this release. Each --with is one environment "
+                   "(--with torch==2.1.2 --with torch==2.5.1: two); commas join requirements into one "
+                   "(--with torch==2.5.1,numpy==1.26.4).")
 @click.option("--refresh", is_flag=True, help="Rebuild the --with environments instead of reusing them.")
 @click.option("--no-write", is_flag=True, help="Do not write result files to verifications/ (the run is still kept in catalog.db).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,

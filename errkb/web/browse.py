@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from datasette.database import QueryInterrupted
 
-from .. import themes
+from .. import search, themes
 from . import facets as sampled
 from .themes import has_themes
 
@@ -35,6 +35,7 @@ class Request:
     tags: list[str] = field(default_factory=list)  # all must hold
     page: int = 1
     themes: list[str] = field(default_factory=list)  # any may hold
+    plan: search.Plan | None = None  # how q is searched (errkb.search: synonyms, tags, corrected words); set by plan_search
 
     @classmethod
     def from_args(cls, args) -> "Request":
@@ -47,8 +48,21 @@ class Request:
         return cls(q, filters, _unique(args.getlist(TAG_PARAM)), page, _unique(args.getlist(themes.PARAM)))
 
     def fts_query(self) -> str:
-        """The words of q, each quoted, so no character in a search can be FTS5 syntax; "" for no words."""
+        """The FTS5 expression of q: the plan's, else the words of q, each quoted, so no character in a search can
+        be FTS5 syntax; "" for no words."""
+        if self.plan is not None:
+            return self.plan.fts
         return " ".join(f'"{word}"' for word in WORD.findall(self.q))
+
+    @property
+    def searching(self) -> bool:
+        return bool(self.fts_query() or (self.plan and self.plan.tags))
+
+
+async def plan_search(db, request: Request) -> None:
+    """Work out how q is searched, on the catalog's connection (it reads the index's vocabulary)."""
+    if request.q:
+        request.plan = await db.execute_fn(lambda conn: search.plan(conn, request.q))
 
 
 @dataclass
@@ -70,9 +84,14 @@ def where(request: Request, search: bool = True) -> tuple[str, dict]:
     """The WHERE clause (over `records`) and its parameters for the request's filters, and its search unless
     search=False."""
     clauses, params = [], {}
-    if search and request.fts_query():
-        clauses.append("records.rowid in (select rowid from records_fts where records_fts match :fts)")
-        params["fts"] = request.fts_query()
+    if search and request.searching:
+        found = []
+        if request.fts_query():
+            found.append("records.rowid in (select rowid from records_fts where records_fts match :fts)")
+            params["fts"] = request.fts_query()
+        if request.plan and request.plan.tags:
+            found.append(f"records.slug in ({_named_tags(request.plan.tags, params)})")
+        clauses.append("(" + " or ".join(found) + ")")
     for column, values in request.filters.items():
         names = []
         for i, value in enumerate(values):
@@ -92,6 +111,15 @@ def where(request: Request, search: bool = True) -> tuple[str, dict]:
     return (" where " + " and ".join(clauses)) if clauses else "", params
 
 
+def _named_tags(tags: list[str], params: dict) -> str:
+    """The slugs having every tag the search named (errkb.search._all_tags_sql, with named parameters)."""
+    names = []
+    for i, tag in enumerate(tags):
+        params[f"qtag_{i}"] = tag
+        names.append(f":qtag_{i}")
+    return f"select slug from record_tags where tag in ({', '.join(names)}) group by slug having count(*) = {len(tags)}"
+
+
 async def records_page(db, request: Request) -> Page:
     if request.themes and not await has_themes(db):  # a catalog built before themes: no record is of one yet
         return Page([], 0, [], False, False)
@@ -103,7 +131,7 @@ async def records_page(db, request: Request) -> Page:
     offset = (request.page - 1) * PAGE_SIZE
     sample = None
     try:
-        if request.fts_query():
+        if request.searching:
             order, total = await _ranked(db, request, offset + PAGE_SIZE + 1)
             rows = await _rows(db, select, order[offset:])
             # The facets count the most relevant matches, at most sampled.FACET_SAMPLE: counting every match of a
@@ -125,6 +153,10 @@ async def records_page(db, request: Request) -> Page:
         return Page([], 0, [], has_verified_on, False, timed_out=True)
     for row in rows:
         row["tags"] = _json_list(row["tags"])
+    if request.plan and rows:
+        found = await db.execute_fn(lambda conn: search.snippets(conn, request.plan, [row["rowid"] for row in rows[:PAGE_SIZE]]))
+        for row in rows:
+            row["why"] = search.why_matched(request.plan, row["tags"], found.get(row["rowid"]))
     return Page(rows[:PAGE_SIZE], total, await facets(db, request, sql_where, params), has_verified_on,
                 len(rows) > PAGE_SIZE, facet_sample=sample)
 
@@ -144,13 +176,24 @@ async def _ranked(db, request: Request, wanted: int) -> tuple[list[int], int]:
     filter_where, params = where(request, search=False)
     params = {**params, "fts": request.fts_query(), "rank": RANK_FUNCTION}
     within = f" and rowid in (select records.rowid from records{filter_where})" if filter_where else ""
-    ranked = await db.execute(
-        f"select rowid from records_fts where records_fts match :fts and rank match :rank{within} "
-        f"order by rank limit {max(wanted, sampled.FACET_SAMPLE)}",
-        params,
-    )
-    total = (await db.execute(f"select count(*) from records_fts where records_fts match :fts{within}", params)).rows[0][0]
-    return [row[0] for row in ranked.rows], total
+    limit = max(wanted, sampled.FACET_SAMPLE)
+    tagged, parts = [], []
+    if request.plan and request.plan.tags:  # records with the tags the search named
+        tags_sql = _named_tags(request.plan.tags, params)
+        tagged = [row[0] for row in (await db.execute(
+            f"select rowid from records where slug in ({tags_sql}){within} order by slug limit {limit}", params)).rows]
+        parts.append(f"select rowid from records where slug in ({tags_sql}){within}")
+    ranked = []
+    if request.fts_query():
+        ranked = [row[0] for row in (await db.execute(
+            f"select rowid from records_fts where records_fts match :fts and rank match :rank{within} "
+            f"order by rank limit {limit}", params)).rows]
+        parts.append(f"select rowid from records_fts where records_fts match :fts{within}")
+    if len(parts) == 1:
+        total = (await db.execute(parts[0].replace("select rowid", "select count(*)", 1), params)).rows[0][0]
+    else:
+        total = (await db.execute(f"select count(*) from ({' union '.join(parts)})", params)).rows[0][0]
+    return list(dict.fromkeys(ranked + tagged)), total  # by relevance, then records found by their tags alone
 
 
 async def _rows(db, select: str, order: list[int]) -> list[dict]:

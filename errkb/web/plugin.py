@@ -122,6 +122,9 @@ def prepare_jinja2_environment(env, datasette):
     env.loader = ChoiceLoader([FileSystemLoader(str(TEMPLATES)), env.loader])
     env.filters["errkb_prose"] = present.prose
     env.filters["errkb_inline"] = present.inline
+    env.filters["errkb_plain"] = present.plain  # no terminal colour codes on a page
+    env.filters["errkb_marked"] = present.marked
+    env.filters["errkb_title"] = present.short_title
 
 
 @hookimpl

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
+from .. import search
+from ..hits import cut, plain, short_title
 from ..reproduce.contract import provenance_summary, read_provenance
 from . import urls
 
@@ -34,6 +36,7 @@ def record_context(datasette, database: str, row: dict, runs: list[dict]) -> dic
         record[name] = _json_list(record.get(name))
     return {
         "r": record,
+        **crash_first(record, runs),
         "database": database,
         "severity_tone": SEVERITY_TONE.get(record["severity"], "muted"),
         "source_lines": source_lines(record),
@@ -65,17 +68,76 @@ def _provenance(datasette, database: str, slug: str) -> dict | None:
     return read_provenance(Path(path).parent, slug) if path else None
 
 
-def match_items(datasette, matches, rows: dict[str, dict]) -> list[dict]:
-    """What the match page lists for each match: the match, its record's summary row, a link."""
+# -- the record page, crash-first: a title, the message (collapsed when long), runs grouped by environment --
+
+MESSAGE_LINES = 3  # a longer message (or one past MESSAGE_CHARS) starts collapsed under its first line
+MESSAGE_CHARS = 240
+
+
+def crash_first(record: dict, runs: list[dict]) -> dict:
+    message = plain(record.get("errorMessage") or "")
+    lines = message.splitlines() or [""]
+    return {
+        "title": short_title(message),
+        "message": message,
+        "message_first_line": cut(lines[0], 120),
+        "message_is_long": len(lines) > MESSAGE_LINES or len(message) > MESSAGE_CHARS,
+        "run_groups": run_groups([run for run in runs if _is_current(run)]),
+    }
+
+
+def run_groups(runs: list[dict]) -> dict:
+    """The current runs, one row per environment (its latest run; how many ran there), and the notes every
+    environment shares, said once instead of in every row."""
+    by_environment: dict[str, list[dict]] = {}
+    for run in sorted(runs, key=lambda r: (r.get("started_at") or "", r.get("id") or 0), reverse=True):
+        by_environment.setdefault(run.get("environment") or _environment_title(run), []).append(run)
+    rows = []
+    for group in by_environment.values():
+        view = run_view(group[0])
+        view["environment"] = _environment_title(group[0])
+        view["count"] = len(group)
+        view["notes"] = _notes(group[0])
+        rows.append(view)
+    rows.sort(key=lambda v: (v["devices"] != "CPU only (no CUDA devices)", _release_key(v["environment"].split(" ")[1] if " " in v["environment"] else None)))
+    shared = [note for note in (rows[0]["notes"] if rows else []) if len(rows) > 1 and all(note in row["notes"] for row in rows)]
+    for row in rows:
+        row["notes"] = [note for note in row["notes"] if note not in shared]
+    return {"rows": rows, "shared_notes": shared}
+
+
+def _notes(run: dict) -> list[str]:
+    """A run's notes, one per stage variant, reason part and drift, so equal parts can be told apart."""
+    notes = [f"variant {part.strip()}" for part in (run.get("variant") or "").split("; ") if part.strip()]
+    notes += [part.strip() for part in re.split(r";\s+", run.get("reason") or "") if part.strip()]
+    if run.get("drift"):
+        notes.append(f"drift: {run['drift']}")
+    return notes
+
+
+def match_items(datasette, matches, rows: dict[str, dict], summaries: dict[str, dict] | None = None) -> list[dict]:
+    """What the match page lists for each match: the match, its record's summary row and fix-first summary
+    (errkb.hits: title, cause, first fix and its mark, where verified), a link."""
     items = []
     for match in matches:
         row = rows.get(match.slug)
         verdict = row["lastVerdict"] if row else None
+        summary = (summaries or {}).get(match.slug)
         items.append({
-            "match": match, "row": row, "url": urls.record(datasette, match.slug),
+            "match": match, "row": row, "url": urls.record(datasette, match.slug), "fix": summary,
+            "title": summary["title"] if summary else (short_title(row["errorMessage"]) if row else match.slug),
+            "message": plain(row["errorMessage"]) if row else "",
             "verdict": verdict, "tone": VERDICT_TONE.get(verdict, "muted") if verdict else "none",
         })
     return items
+
+
+def search_words(paste: str, limit: int = 200) -> str:
+    """What a "no match" page searches for: the paste's last line that reads like an error message."""
+    lines = [plain(line).strip() for line in paste.splitlines() if line.strip()]
+    errorish = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Warning)\b", line)] or lines[-1:]
+    text = errorish[-1] if errorish else ""
+    return text.split(": ", 1)[1][:limit] if ": " in text else text[:limit]
 
 
 def source_lines(record: dict) -> list[dict]:
@@ -92,7 +154,7 @@ def source_lines(record: dict) -> list[dict]:
 
 
 def _is_current(run: dict) -> bool:
-    return bool(run.get("current")) if run.get("path") else True
+    return run.get("current") != 0  # None: a run kept without a file by a catalog older than the column
 
 
 def proof_context(datasette, database: str, record: dict, runs: list[dict]) -> dict:
@@ -106,7 +168,8 @@ def proof_context(datasette, database: str, record: dict, runs: list[dict]) -> d
     for run in current:
         claims = {_claim_label(c): c for c in _json_list(run.get("claims")) if isinstance(c, dict)}
         columns.append({
-            "title": _environment_title(run), "url": datasette.urls.row(database, "reproduction_runs", str(run["id"])),
+            "title": _environment_title(run), **_column_legend(run),
+            "url": datasette.urls.row(database, "reproduction_runs", str(run["id"])),
             "verdict": run.get("verdict"), "tone": VERDICT_TONE.get(run.get("verdict"), "muted"), "claims": claims,
             "reason": run.get("reason"), "run": run,
         })
@@ -120,7 +183,7 @@ def proof_context(datasette, database: str, record: dict, runs: list[dict]) -> d
         rows.append({"label": label, "cells": [_claim_cell(c, label) for c in columns]})
     marks = {label: _claim_mark(columns, label) for label in labels}
     return {
-        "matrix": {"columns": columns, "rows": rows},
+        "matrix": {"columns": columns, "rows": rows, "groups": _column_groups(columns), "builds": _builds(columns)},
         "proof_summary": matrix_summary(current, record.get("lineNumber")),
         "claim_marks": marks,
         "solution_marks": [marks.get(f"solution {i}") for i in range(1, len(record.get("solutions") or []) + 1)],
@@ -142,19 +205,54 @@ def _environment_title(run: dict) -> str:
     return f"{name} {release} · {hardware}{build}"
 
 
+def _column_legend(run: dict) -> dict:
+    """A compact column head (the release, and torch's build: cpu, cu121), its group (library and hardware) and the
+    build's name for the legend."""
+    name = "torch" if run.get("torch") else (run.get("library") or "?")
+    release = (run.get("torch") or run.get("library_version") or "?").split("+")[0]
+    count = run.get("cuda_device_count") or 0
+    names = _json_list(run.get("cuda_devices"))
+    hardware = f"{count}× {str(names[0]).replace('NVIDIA ', '')}" if count and names else "CPU only"
+    build = run.get("torch_build") if name == "torch" else None
+    if name == "torch" and build is None and (run.get("torch") or "").endswith("+cpu"):
+        build = "CPU"  # a skipped run never imported torch; its version still names the build
+    short = "cpu" if build == "CPU" else "cu" + build.split(" ", 1)[1].replace(".", "") if build else ""
+    return {"release": release, "group": f"{name} on {hardware}", "build": short, "build_name": f"{build} build" if build else ""}
+
+
+def _builds(columns: list[dict]) -> list[str]:
+    """The legend of the build row: "cu117: CUDA 11.7 build", once per build."""
+    return list(dict.fromkeys(f"{c['build']}: {c['build_name']} of torch" for c in columns if c["build"]))
+
+
+def _column_groups(columns: list[dict]) -> list[dict]:
+    """Consecutive columns of one library and hardware: the matrix's top row."""
+    groups: list[dict] = []
+    for column in columns:
+        if groups and groups[-1]["label"] == column["group"]:
+            groups[-1]["span"] += 1
+        else:
+            groups.append({"label": column["group"], "span": 1})
+    return groups
+
+
+MARKS = {"good": "✓", "bad": "✗", "warn": "!", "muted": "–", "none": "·"}
+
+
 def _trigger_cell(column: dict) -> dict:
     verdict = column["verdict"]
     shown = "reproduced" if verdict in ("verified", "fix-failed", "claim-failed") else verdict
     tone = "good" if shown == "reproduced" else VERDICT_TONE.get(verdict, "muted")
-    return {"text": shown, "tone": tone, "url": column["url"], "title": column["reason"]}
+    return {"text": shown, "tone": tone, "url": column["url"], "title": column["reason"], "mark": MARKS.get(tone, "·")}
 
 
 def _claim_cell(column: dict, label: str) -> dict:
     claim = column["claims"].get(label)
     if claim is None:
-        return {"text": "—", "tone": "none", "url": column["url"], "title": "no such claim in this run"}
+        return {"text": "—", "tone": "none", "url": column["url"], "title": "no such claim in this run", "mark": "·"}
     verdict = claim.get("verdict") or "not-run"
-    return {"text": verdict, "tone": VERDICT_TONE.get(verdict, "muted"), "url": column["url"], "title": claim.get("reason")}
+    tone = VERDICT_TONE.get(verdict, "muted")
+    return {"text": verdict, "tone": tone, "url": column["url"], "title": claim.get("reason"), "mark": MARKS.get(tone, "·")}
 
 
 def _claim_mark(columns: list[dict], label: str) -> dict:
@@ -231,6 +329,12 @@ def prose(text: str | None) -> Markup:
         return Markup("")
     paragraphs = re.split(r"\n\s*\n", str(text).strip())
     return Markup("").join(Markup("<p>{}</p>").format(inline(p)) for p in paragraphs)
+
+
+def marked(text: str) -> Markup:
+    """A search snippet with its matched words in <mark> (escaped first: the text cannot add markup)."""
+    escaped = str(escape(plain(text)))
+    return Markup(escaped.replace(search.MARK_START, "<mark>").replace(search.MARK_END, "</mark>"))
 
 
 def inline(text: str) -> Markup:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from urllib.parse import urlencode
 
 from datasette.utils.asgi import NotFound, Response
 from datasette.views.index import IndexView
 
+from .. import hits
 from . import browse, matching, metadata, present, queries, urls
 
 
@@ -39,25 +42,30 @@ async def match_page(datasette, request):
     else:
         text = request.args.get("traceback", "")
     answer, found = None, []
+    db = datasette.get_database(database)
     if text.strip():
         answer = await matching.match(datasette, database, text)
-        rows = await queries.summaries(datasette.get_database(database), [m.slug for m in answer.matches])
-        found = present.match_items(datasette, answer.matches, rows)
-    context = {"text": text, "answer": answer, "found": found, "database": database}
+        rows = await queries.summaries(db, [m.slug for m in answer.matches])
+        summaries = await asyncio.to_thread(_fix_first, Path(db.path).parent, [m.slug for m in answer.matches])
+        found = present.match_items(datasette, answer.matches, rows, summaries)
+    context = {"text": text, "answer": answer, "found": found, "database": database,
+               "search_url": urls.records_table(datasette, database, browse=True, q=present.search_words(text)) if text.strip() else None}
     return Response.html(await datasette.render_template("errkb/match.html", context, request=request))
 
 
 async def records_page(datasette, request):
     database = await _catalog(datasette, request)
     wanted = browse.Request.from_args(request.args)
-    page = await browse.records_page(datasette.get_database(database), wanted)
+    db = datasette.get_database(database)
+    await browse.plan_search(db, wanted)
+    page = await browse.records_page(db, wanted)
     for facet in page.facets:
         for value in facet["values"]:
             value["toggle_url"] = _toggled(request, facet["param"], value["value"])
     context = {
         "database": database, "want": wanted, "page": page,
         "record_urls": {row["slug"]: urls.record(datasette, row["slug"]) for row in page.rows},
-        "table_url": urls.records_table(datasette, database),
+        "table_url": urls.records_table(datasette, database, **({"_search": wanted.q} if wanted.q else {})),
         "browse_url": urls.records_table(datasette, database, browse=True),
         "verdict_tone": present.VERDICT_TONE,
         "next_url": _with_page(request, wanted.page + 1) if page.has_next else None,
@@ -89,6 +97,12 @@ async def home_page(datasette, request, send):
         "description": metadata.DESCRIPTION,
     }
     return Response.html(await datasette.render_template("errkb/home.html", context, request=request))
+
+
+def _fix_first(root: Path, slugs: list[str]) -> dict[str, dict]:
+    """Each matched record's fix-first summary, read from its files (a catalog.db served alone has none)."""
+    found = {slug: hits.fix_first(root, slug) for slug in slugs}
+    return {slug: summary for slug, summary in found.items() if summary}
 
 
 def _toggled(request, param: str, value: str) -> str:
