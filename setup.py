@@ -13,7 +13,8 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-CATALOG_DATA = ["records/*.json", "verifications/**/*.json", "reproductions/*.py"]  # keep in line with MANIFEST.in
+CATALOG_DATA = ["records/*.json", "verifications/**/*.json", "verifications/**/*.intoto.jsonl", "reproductions/*.py",
+                "keys/maintainers/*.pub"]  # keep in line with MANIFEST.in
 
 
 class BuildPyWithCatalog(build_py):

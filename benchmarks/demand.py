@@ -104,8 +104,9 @@ def entries_of(name: str, data: Path = DATA) -> list[dict]:
 
 
 def build_catalog(source: Path, into: Path) -> Path:
-    """A catalog at `into` built from source/records/ (and source/verifications/, the observed wordings)."""
-    for folder in ("records", "verifications"):
+    """A catalog at `into` built from source/records/ and the evidence beside them: verifications/ (the observed
+    wordings), reproductions/ (which results are current) and keys/ (which signatures count)."""
+    for folder in ("records", "reproductions", "verifications", "keys"):
         if (source / folder).is_dir():
             shutil.copytree(source / folder, into / folder)
     build(into)

@@ -21,7 +21,9 @@ from pathlib import Path
 from .store import DATABASE_FILE, RECORDS_DIR, find_root, is_catalog
 
 PACKAGE_DATA = Path(__file__).resolve().parent / "_catalog"
-SHIPPED = {"records": "*.json", "verifications": "**/*.json", "reproductions": "*.py"}  # folders of the bundled catalog
+# folders of the bundled catalog (keys: the public halves that verify the results' signatures)
+SHIPPED = {"records": ("*.json",), "verifications": ("**/*.json", "**/*.intoto.jsonl"), "reproductions": ("*.py",),
+           "keys": ("maintainers/*.pub",)}
 CACHE_ENV = "ERRKB_CACHE_DIR"  # overrides the platform's user cache folder
 
 
@@ -61,10 +63,12 @@ def locate(root: Path | str | None = None) -> Path:
 
 
 def shipped_files(data: Path = PACKAGE_DATA) -> list[Path]:
-    """The bundled catalog's files (records and verification results), sorted; [] when none ship."""
+    """The bundled catalog's files (records, verification results, their signatures and the maintainers'
+    public keys), sorted; [] when none ship."""
     if not (data / RECORDS_DIR).is_dir():
         return []
-    return sorted(path for folder, pattern in SHIPPED.items() for path in (data / folder).glob(pattern) if path.is_file())
+    return sorted(path for folder, patterns in SHIPPED.items() for pattern in patterns
+                  for path in (data / folder).glob(pattern) if path.is_file())
 
 
 def bundle_key(files: list[Path], data: Path = PACKAGE_DATA) -> str:
@@ -109,14 +113,14 @@ def bundled_root(data: Path = PACKAGE_DATA, cache: Path | None = None) -> Path |
 
 
 def _build(files: list[Path], data: Path, root: Path) -> None:
-    from . import catalog
+    from . import writes
     from .matching.matcher import Matcher
 
     for path in files:
         target = root / path.relative_to(data)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
-    catalog.build(root)
+    writes.build(root)
     Matcher.open(root).conn.close()  # writes the match index into catalog.db now, not on the first paste
 
 

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import sqlite_utils
 
-from . import changes, ingest, runs, themes
-from .lock import with_catalog_lock
+from . import changes, ingest, runs, signing, themes
 from .matching import index
 from .model import Envelope, Record
 from .problems import InvalidInput, Problem
-from .store import DATABASE_FILE, RECORDS_DIR, file_hash
+from .layout import DATABASE_FILE, RECORDS_DIR
 from .runs import RUNS_TABLE, last_run, runs_by_slug, verdict_columns  # noqa: F401 (part of this module's interface)
 from .runs import ensure_table as ensure_runs_table
 from .runs import refresh_records as refresh_last_verdicts
@@ -144,9 +143,9 @@ class BuildReport:
         return bool(self.added or self.updated or self.removed)
 
 
-@with_catalog_lock
-def build(root: Path, full: bool = False) -> BuildReport:
+def build(root: Path, full: bool = False, trust_unsigned: bool = False) -> BuildReport:
     """Bring catalog.db in line with records/. Any invalid file: InvalidInput, and the database is untouched.
+    Callers that may race other writers take the catalog lock first (writes.build).
 
     One transaction. Files unchanged since the last build (size and mtime, see changes.py) are not read; the
     others are parsed and validated on every core and written in batches. Into an empty catalog (always with
@@ -205,7 +204,7 @@ def build(root: Path, full: bool = False) -> BuildReport:
             refresh_themes(db.conn, rewrite=not fresh)
             if report.changed:
                 _drop_unused_tags(db)
-            runs.sync(db, root)
+            runs.sync(db, root, signing.trusts_unsigned(trust_unsigned))
             changes.finish(db.conn, started_ns, wrote=report.changed or remembered > 0)
     finally:
         db.close()
@@ -344,20 +343,10 @@ def _drop_record_tables(conn: sqlite3.Connection) -> None:
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
 
 
-@with_catalog_lock
-def add_to_database(root: Path, envelopes: list[tuple[Envelope, Path]]) -> None:
-    """After `errkb add`: upsert the given records into an existing catalog.db."""
-    db = open_db(root)
-    try:
-        with db.atomic():
-            ensure_schema(db)
-            upsert_records(
-                db,
-                [
-                    (envelope, file_hash(path), path.relative_to(root).as_posix())
-                    for envelope, path in envelopes
-                ],
-            )
-            index.refresh(db.conn)  # the match index follows in the same transaction: no later command pays
-    finally:
-        db.close()
+def indexed_hashes(db: sqlite_utils.Database, slugs: list[str]) -> dict[str, str]:
+    """slug -> contentHash of the rows catalog.db has for these slugs."""
+    found = {}
+    for start in range(0, len(slugs), 500):
+        part = slugs[start : start + 500]
+        found.update(db.execute(f"select slug, contentHash from records where slug in ({', '.join('?' * len(part))})", part))
+    return found

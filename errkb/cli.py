@@ -9,13 +9,15 @@ from pathlib import Path
 
 import click
 
-from . import catalog, evidence, listing, search, store
+from . import catalog, evidence, listing, readme_table, search, signing, store, verifications, writes
 from .hits import short_title
 from .lock import CatalogBusy, tidy_if_idle
 from .problems import InvalidInput
+from .terminal import inert, inert_json
 from .validate import check_files, load_envelope
 from .coverage import duplicate_ids, missing_reproductions, reproduction_path
 from .run import verification
+from .draft.stubs import reproduction_stub_problems, slug_of
 from .matching.command import catalog_root
 from .reproduce.command import reproduce
 
@@ -65,8 +67,11 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
     files = _expand(paths)
     if not files:
         fail([f"no *.json file in {', '.join(map(str, paths))}"])
+    stubs = [p for file in files if slug_of(file) for p in reproduction_stub_problems(reproduction_path(root, slug_of(file)))]
+    if stubs:
+        fail(stubs)
     try:
-        results = store.add_files(root, files, replace)
+        results = writes.add_files(root, files, replace)
     except InvalidInput as exc:
         fail(exc.problems)
     except CatalogBusy as exc:
@@ -81,6 +86,8 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
             )
     if any(result.status != "unchanged" for result in results) and (root / store.DATABASE_FILE).exists():
         click.echo(f"updated {root / store.DATABASE_FILE}")
+    if readme_table.refresh(root):
+        click.echo(f"updated the coverage table of {root / readme_table.README}")
 
 
 @cli.command()
@@ -95,6 +102,7 @@ def validate(root: Path, paths: tuple[Path, ...]) -> None:
     files = _expand(paths or (root / store.RECORDS_DIR,))
     good, problems = check_files(files)
     problems += missing_reproductions(root, good) + duplicate_ids(good)
+    problems += [p for _, envelope in good for p in reproduction_stub_problems(reproduction_path(root, envelope.record.slug))]
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     click.echo(f"{len(files)} file(s) checked, {len(problems)} problem(s)")
@@ -110,11 +118,17 @@ def _expand(paths) -> list[Path]:
 
 @cli.command()
 @click.option("--full", is_flag=True, help="Rebuild every record table from scratch (reproduction history is kept).")
+@click.option("--trust-unsigned", is_flag=True,
+              help="Let unsigned results count toward verdicts (a maintainer's own machine; $ERRKB_TRUST_UNSIGNED=1).")
 @click.pass_obj
-def build(root: Path, full: bool) -> None:
-    """Build or update catalog.db from records/ (incremental: unchanged files are skipped)."""
+def build(root: Path, full: bool, trust_unsigned: bool) -> None:
+    """Build or update catalog.db from records/ (incremental: unchanged files are skipped).
+
+    Verifies each result file in verifications/ offline: consistent with itself, and signed by a key of
+    keys/maintainers/ (else it shows as unsigned and does not count, unless --trust-unsigned).
+    """
     try:
-        report = catalog.build(root, full=full)
+        report = writes.build(root, full=full, trust_unsigned=trust_unsigned)
     except InvalidInput as exc:
         fail(exc.problems)
     except CatalogBusy as exc:
@@ -148,10 +162,48 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
         except InvalidInput as exc:
             fail(exc.problems)
         provenance = read_provenance(root, slug)
-        click.echo(json.dumps({**envelope.record.model_dump(), **proof, "provenance": provenance,
-                               "provenanceSummary": provenance_summary(provenance)}, indent=2, ensure_ascii=False))
+        click.echo(inert_json(json.dumps({**envelope.record.model_dump(), **proof, "provenance": provenance,
+                               "provenanceSummary": provenance_summary(provenance)}, indent=2, ensure_ascii=False)))
         return
-    click.echo(render_record(envelope.record, verification(root, slug)))
+    click.echo(inert(render_record(envelope.record, verification(root, slug))))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--all", "all_results", is_flag=True, help="Sign every result file in verifications/.")
+@click.option("--key", type=click.Path(dir_okay=False, path_type=Path), envvar="ERRKB_SIGNING_KEY", required=True,
+              help="The maintainer's private key (PEM; $ERRKB_SIGNING_KEY). Keep it out of the repository.")
+@click.option("--new-key", metavar="NAME", help="First create the key: private half to --key, public half to keys/maintainers/NAME.pub.")
+@click.pass_obj
+def sign(root: Path, paths: tuple[Path, ...], all_results: bool, key: Path, new_key: str | None) -> None:
+    """Sign result files (an in-toto statement in a DSSE envelope beside each, RESULT.intoto.jsonl).
+
+    Each file must load and agree with itself first. Idempotent: a file already signed by this key is left
+    as it is, so `errkb sign --all` after merging results signs exactly the new or changed ones.
+    """
+    if all_results == bool(paths):
+        raise click.UsageError("give result files or --all (not both)")
+    try:
+        if new_key:
+            if not store.is_safe_slug(new_key):
+                raise click.UsageError(f"--new-key {new_key!r}: expected a name of lowercase letters, digits and dashes")
+            keyid = signing.generate_key(key, root / signing.KEYS_DIR / f"{new_key}.pub")
+            click.echo(f"new key {keyid[:16]}: private half {key}, public half {signing.KEYS_DIR / new_key}.pub (commit it)")
+        signer = signing.load_private_key(key)
+        identity = signing.listed_key(root, signer).identity
+        files = verifications.result_files(root) if all_results else [Path(p) for p in paths]
+        for path in files:
+            verifications.load(path, root)
+        written = sum(signing.sign(root, path, signer) for path in files)
+        stale = signing.orphans(root) if all_results else []
+        for orphan in stale:
+            orphan.unlink()
+    except InvalidInput as exc:
+        fail(exc.problems)
+    except FileExistsError as exc:
+        fail([f"{exc.filename}: exists; --new-key never overwrites a key"])
+    click.echo(f"signed {written} result file(s) as {identity}, {len(files) - written} already signed"
+               + (f"; removed {len(stale)} signature(s) of result files that are gone" if stale else ""))
 
 
 @cli.command(name="list")
@@ -272,9 +324,11 @@ cli.add_command(reproduce)
 
 from .matching.command import match_command  # noqa: E402
 from .run import run_command  # noqa: E402
+from .draft.command import draft_command  # noqa: E402
 
 cli.add_command(match_command)
 cli.add_command(run_command)
+cli.add_command(draft_command)
 
 
 def main() -> None:

@@ -10,17 +10,20 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from . import runs, verifications
+from . import runs, signing, verifications
 from .store import file_hash, record_path
 
 
-def result_rows(root: Path, slug: str) -> list[dict]:
-    """Each committed result of the record as a reproduction_runs row, `current` set from today's files."""
+def result_rows(root: Path, slug: str, trust_unsigned: bool = False) -> list[dict]:
+    """Each committed result of the record as a reproduction_runs row, `current` set from today's files and its
+    signature verified (an unsigned result counts only when trusted: signing.trusts_unsigned)."""
     hashes = verifications.current_hashes(root, slug)
+    keys = signing.maintainer_keys(root)
     rows = []
-    for path in sorted((root / verifications.VERIFICATIONS_DIR / slug).glob("*.json")):
-        verification = verifications.load(path, root)
-        rows.append(runs.row(verification, path.relative_to(root).as_posix(), verifications.is_current(verification, hashes)))
+    for path in verifications.files_of(root / verifications.VERIFICATIONS_DIR / slug):
+        verification, signer = verifications.load_signed(path, root, keys)
+        rows.append(runs.row(verification, path.relative_to(root).as_posix(), verifications.is_current(verification, hashes),
+                             signer=signer, trust_unsigned=signing.trusts_unsigned(trust_unsigned)))
     return sorted(rows, key=lambda r: r["started_at"], reverse=True)
 
 
@@ -73,6 +76,7 @@ def of_record(root: Path, slug: str) -> dict:
 def result_entry(row: dict) -> dict:
     return {
         "path": row["path"], "environment": row["environment"], "current": bool(row["current"]),
+        "signer": row["signer"], "signature": "signed" if row["signer"] else "unsigned",
         "verdict": row["verdict"], "reason": row["reason"], "failedClaim": row["failed_claim"],
         "claims": json.loads(row["claims"] or "[]"), "packages": json.loads(row["packages"] or "{}"),
         "python": row["python"], "torchBuild": row["torch_build"], "gpuCount": row["cuda_device_count"],

@@ -18,7 +18,7 @@ from .jsonfile import parse_json
 from .matching import index
 from .model import Record
 from .problems import InvalidInput, Problem
-from .store import content_hash
+from .layout import content_hash
 from .validate import envelope_from_data
 
 LIST_COLUMNS = ["solutions", "preventionTips", "tags"]

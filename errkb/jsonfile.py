@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -80,7 +81,7 @@ def read_json(path: Path, display: str | None = None):
     return parse_json(raw, name)
 
 
-class _NotARecordFile(Exception):
+class _NotARecordFile(ValueError):
     pass
 
 
@@ -146,3 +147,26 @@ def parse_json(raw: bytes, name: str):
     if _too_deep(value):
         fail(f"JSON is nested too deeply, expected at most {MAX_DEPTH} levels")
     return value
+
+
+def display_name(path: Path, root: Path | None) -> str:
+    """A file's name in messages: relative to the catalog root when it is inside it."""
+    return path.relative_to(root).as_posix() if root and path.is_relative_to(root) else str(path)
+
+
+LINK_REFUSED = "is a symbolic link, expected a plain file (links are neither followed nor read)"
+
+
+def read_plain(path: Path, name: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a plain file (results, signatures, keys). A symbolic link (the file or its folder) is refused by
+    name and never followed, so nothing it points to reaches an error message."""
+    if path.is_symlink() or path.parent.is_symlink():
+        raise InvalidInput([Problem(name, "$", LINK_REFUSED)])
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
+        return read_bounded(path, limit)
+    except OSError as exc:
+        message = LINK_REFUSED if exc.errno == errno.ELOOP else f"cannot read file: {exc.strerror or exc}"
+        raise InvalidInput([Problem(name, "$", message)]) from None
+    except ValueError as exc:  # read_bounded's refusal of FIFOs, devices and oversized files
+        raise InvalidInput([Problem(name, "$", str(exc))]) from None

@@ -16,6 +16,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from .store import RECORDS_DIR, remove_stale_temp_files
+
 DEFAULT_TIMEOUT_S = 60.0  # $ERRKB_LOCK_TIMEOUT overrides it
 POLL_S = 0.02
 
@@ -96,8 +98,6 @@ def _flock(folder: str, deadline: float, root: Path, timeout_s: float) -> int:
 
 def _remove_stale_temp_files(root: Path) -> None:
     # With the lock held no writer is half-way, so any temp file left in records/ belongs to a dead one.
-    from .store import RECORDS_DIR, remove_stale_temp_files
-
     remove_stale_temp_files(root / RECORDS_DIR)
 
 

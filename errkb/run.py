@@ -9,6 +9,7 @@ fix and verification status. The command's exit status is kept (128+N when kille
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,7 @@ import click
 from .catalog import last_run
 from .problems import InvalidInput
 from .store import file_hash, record_path
+from .terminal import inert
 from .validate import load_envelope
 
 TAIL_BYTES = 256 * 1024  # per stream: a traceback is at the end
@@ -98,7 +100,7 @@ def render(best, others: list, root: Path) -> str:
     if others:
         lines += [_also_seen(others)]
     lines += [f"More: errkb show {best.slug}", rule]
-    return "\n".join(lines)
+    return inert("\n".join(lines))
 
 
 def _also_seen(others: list) -> str:
@@ -213,11 +215,19 @@ def run_and_explain(command: list[str], root: Path | None = None, err=None) -> i
     for pump in pumps:
         pump.join()
     if status != 0:
-        _explain_failure(tails["stderr"].text(), tails["stdout"].text(), root, err)
+        _explain_failure(tails["stderr"].text(), tails["stdout"].text(), root, err, command)
     return status if status >= 0 else 128 - status
 
 
-def _explain_failure(stderr_text: str, stdout_text: str, root: Path | None, err) -> None:
+def draft_hint(command: list[str]) -> str:
+    """How to start a record for an error no record matches: `errkb draft` runs one Python file that raises it."""
+    runs_a_file = len(command) == 2 and os.path.basename(command[0]).startswith("python") and command[1].endswith(".py")
+    target = shlex.join(command) if runs_a_file else "python snippet.py"
+    where = "" if runs_a_file else " (first cut the crash down to a snippet.py that raises it)"
+    return f"errkb: to start a record for it{where}: errkb draft -- {target}"
+
+
+def _explain_failure(stderr_text: str, stdout_text: str, root: Path | None, err, command: list[str] = ()) -> None:
     from . import paste
     from .bundled import NoCatalog
 
@@ -232,7 +242,7 @@ def _explain_failure(stderr_text: str, stdout_text: str, root: Path | None, err)
         except Exception as exc:  # noqa: BLE001 - never hide the command's own failure behind ours
             message = f"errkb: could not match this error ({type(exc).__name__}: {exc})"
         if message is None:
-            message = "errkb: no record in the catalog matches this error."
+            message = "errkb: no record in the catalog matches this error.\n" + draft_hint(list(command))
         print(message, file=err)
         err.flush()
         return

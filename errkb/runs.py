@@ -13,9 +13,9 @@ from pathlib import Path
 import sqlite_utils
 from packaging.version import InvalidVersion, Version
 
-from . import verifications
+from . import signing, verifications
 from .problems import InvalidInput
-from .store import DATABASE_FILE
+from .layout import DATABASE_FILE
 from .verifications import Verification
 
 RUNS_TABLE = "reproduction_runs"
@@ -25,7 +25,7 @@ COLUMNS = {
     "started_at": str, "seconds": float, "python": str, "torch": str, "torch_git": str, "torch_build": str,
     "library": str, "library_version": str, "packages": str, "cuda_device_count": int, "cuda_devices": str,
     "cpu": str, "platform": str, "ran_at": str, "errkb_version": str, "stages": str, "observed_messages": str,
-    "file_size": int, "file_mtime_ns": int,
+    "file_size": int, "file_mtime_ns": int, "signer": str, "signature_stat": str, "trusted": int,
 }
 
 
@@ -44,7 +44,8 @@ def ensure_table(db: sqlite_utils.Database) -> None:
         table.create_index(["path"], unique=True)
 
 
-def row(verification: Verification, path: str | None, current: bool, stat=None) -> dict:
+def row(verification: Verification, path: str | None, current: bool, stat=None, signer: str | None = None,
+        signature_stat: str | None = None, trust_unsigned: bool = False) -> dict:
     v = verification
     library, _, library_version = (v.library or "").partition(" ")
     return {
@@ -60,37 +61,50 @@ def row(verification: Verification, path: str | None, current: bool, stat=None) 
         "stages": json.dumps([s.model_dump(by_alias=True) for s in v.stages], ensure_ascii=False),
         "observed_messages": json.dumps(v.observedMessages, ensure_ascii=False),
         "file_size": stat.st_size if stat else None, "file_mtime_ns": stat.st_mtime_ns if stat else None,
+        "signer": signer, "signature_stat": signature_stat, "trusted": int(bool(signer) or trust_unsigned),
     }
 
 
-def store_result(db: sqlite_utils.Database, root: Path, verification: Verification, path: Path | None) -> None:
-    """One fresh run: the row of its result file (replacing that file's old row), or a row of its own."""
+def store_result(db: sqlite_utils.Database, root: Path, verification: Verification, path: Path | None,
+                 trust_unsigned: bool = False) -> None:
+    """One fresh run: the row of its result file (replacing that file's old row), or a row of its own. An
+    unsigned run counts toward the record's verdict only when `trust_unsigned`."""
     rel = path.relative_to(root).as_posix() if path else None
     current = verifications.is_current(verification, verifications.current_hashes(root, verification.slug))
+    signer, signature_stat = None, None
+    if path:
+        keys = signing.maintainer_keys(root)
+        signer = signing.signer_of(root, path, path.read_bytes(), keys)
+        signature_stat = _signature_stat(path, keys)
     with db.atomic():
         ensure_table(db)
         if rel:
             db.execute(f"delete from {RUNS_TABLE} where path = ?", [rel])
-        db[RUNS_TABLE].insert(row(verification, rel, current, path.stat() if path else None))
+        db[RUNS_TABLE].insert(row(verification, rel, current, path.stat() if path else None, signer, signature_stat, trust_unsigned))
         if "records" in db.table_names():
             refresh_records(db, [verification.slug])
 
 
-def sync(db: sqlite_utils.Database, root: Path) -> None:
-    """Bring the rows of result files in line with verifications/ (a file unchanged in size and mtime is not
-    read again), mark which results are current, and refresh the records' verdicts. A malformed file raises
-    InvalidInput naming it and the field; the caller's transaction then leaves the database as it was."""
+def sync(db: sqlite_utils.Database, root: Path, trust_unsigned: bool = False) -> None:
+    """Bring the rows of result files in line with verifications/ (a file whose size and mtime, and whose
+    signature file's, are unchanged is not read again), verify each signature against keys/maintainers/, mark
+    which results are current and trusted (signed, or any with `trust_unsigned`), and refresh the records'
+    verdicts. A malformed file, an inconsistent result or a bad signature raises InvalidInput naming the file
+    and the field; the caller's transaction then leaves the database as it was."""
     ensure_table(db)
-    known = {r["path"]: (r["file_size"], r["file_mtime_ns"]) for r in db.query(f"select path, file_size, file_mtime_ns from {RUNS_TABLE} where path is not null")}
+    known = {r["path"]: (r["file_size"], r["file_mtime_ns"], r["signature_stat"]) for r in db.query(f"select path, file_size, file_mtime_ns, signature_stat from {RUNS_TABLE} where path is not null")}
+    keys = signing.maintainer_keys(root)
     seen, problems, changed = set(), [], []
     for file in verifications.result_files(root):
         rel = file.relative_to(root).as_posix()
         seen.add(rel)
-        stat = file.stat()
-        if known.get(rel) == (stat.st_size, stat.st_mtime_ns):
+        stat = file.lstat()  # a symbolic link is refused by load, never followed
+        signature_stat = _signature_stat(file, keys)
+        if known.get(rel) == (stat.st_size, stat.st_mtime_ns, signature_stat):
             continue
         try:
-            changed.append((rel, verifications.load(file, root), stat))
+            verification, signer = verifications.load_signed(file, root, keys)
+            changed.append((rel, verification, stat, signer, signature_stat))
         except InvalidInput as exc:
             problems.extend(exc.problems)
     if problems:
@@ -100,17 +114,41 @@ def sync(db: sqlite_utils.Database, root: Path) -> None:
     for start in range(0, len(gone), 500):
         part = gone[start : start + 500]
         db.execute(f"delete from {RUNS_TABLE} where path in ({', '.join('?' * len(part))})", part)
-    for rel, verification, stat in changed:
+    for rel, verification, stat, signer, signature_stat in changed:
         db.execute(f"delete from {RUNS_TABLE} where path = ?", [rel])
-        db[RUNS_TABLE].insert(row(verification, rel, False, stat))
+        db[RUNS_TABLE].insert(row(verification, rel, False, stat, signer, signature_stat))
+    before = db.conn.total_changes
+    refresh_trusted(db, trust_unsigned)
+    trust_changed = db.conn.total_changes != before  # a result became (un)trusted
     slugs, flipped = refresh_current(db, root)
     if "records" in db.table_names():
         refresh_records(db, sorted(slugs | gone_slugs))
-    if changed or gone or flipped or OBSERVED_TABLE not in db.table_names():
+    if changed or gone or flipped or trust_changed or OBSERVED_TABLE not in db.table_names():
         refresh_observed_messages(db)
 
 
+def _signature_stat(result: Path, keys: list[signing.MaintainerKey]) -> str:
+    """What must stay the same for a result's signature check to stand: its signature file and the keys."""
+    target = signing.signature_path(result)
+    try:
+        info = target.lstat()
+        found = f"{info.st_size}:{info.st_mtime_ns}"
+    except FileNotFoundError:
+        found = "none"
+    return f"{found}:{','.join(sorted(k.key.keyid[:16] for k in keys))}"
+
+
+def refresh_trusted(db: sqlite_utils.Database, trust_unsigned: bool) -> None:
+    """Which rows count: signed results, and unsigned ones (result files or --no-write runs) only when the
+    maintainer trusts this machine's own runs."""
+    db.execute(
+        f"update {RUNS_TABLE} set trusted = (signer is not null or ?) where trusted is null or trusted != (signer is not null or ?)",
+        [int(trust_unsigned), int(trust_unsigned)],
+    )
+
+
 OBSERVED_TABLE = "observed_messages"
+FEEDS_MATCHER = ", ".join(f"'{verdict}'" for verdict in verifications.RAN_THE_TRIGGER)
 
 
 def refresh_observed_messages(db: sqlite_utils.Database) -> None:
@@ -120,9 +158,9 @@ def refresh_observed_messages(db: sqlite_utils.Database) -> None:
         db[OBSERVED_TABLE].create({"slug": str, "message": str, "releases": str}, pk=("slug", "message"))
     db.execute(f"delete from {OBSERVED_TABLE}")
     seen: dict[tuple[str, str], set[str]] = defaultdict(set)
-    # Only current runs that were not skipped: a stale result's wording is not evidence for today's record.
+    # only what verifications.feeds_matcher lets through: current, trusted, and the trigger raised
     for run in db.query(f"select slug, torch, library, library_version, observed_messages from {RUNS_TABLE} "
-                        f"where observed_messages is not null and current = 1 and verdict != 'skipped'"):
+                        f"where observed_messages is not null and current = 1 and trusted is not 0 and verdict in ({FEEDS_MATCHER})"):
         for message in json.loads(run["observed_messages"] or "[]"):
             seen[(run["slug"], message)].add(" ".join(_release(run)))
     db[OBSERVED_TABLE].insert_all(
@@ -165,13 +203,14 @@ def runs_by_slug(db: sqlite_utils.Database, slugs: list[str] | None = None) -> d
 def verdict_columns(runs: list[dict], content_hash: str | None) -> tuple[str | None, str | None, str | None]:
     """(lastVerdict, lastVerifiedAt, verifiedOn) of a record from its runs.
 
-    Only current runs count: results of the record and reproduction as they are now (a run without hashes,
+    Only current, trusted runs count (an unsigned result counts only on a machine that trusts its own runs,
+    `--trust-unsigned`): results of the record and reproduction as they are now (a run without hashes,
     from an old catalog, counts when its record hash matches). Within one environment the latest run decides (a
     skipped run says nothing about the record, so it decides only when no run there got further). Across
     environments the record is `verified` when some environment verified it; `verifiedOn` then names exactly
     which, and the record page shows where it did not. Otherwise the latest environment's verdict stands.
     """
-    current = [r for r in runs if _is_current(r, content_hash)]
+    current = [r for r in runs if _is_current(r, content_hash) and r.get("trusted") != 0]
     if not current:
         return None, None, None
     by_environment: dict[str, list[dict]] = defaultdict(list)

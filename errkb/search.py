@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import catalog
+from . import writes
 from .store import DATABASE_FILE
 
 WORD = re.compile(r"\w+")
@@ -242,7 +242,7 @@ def search(conn: sqlite3.Connection, query: str, limit: int = 20) -> tuple[list[
 def run(root: Path, query: str, limit: int = 20) -> tuple[list[Hit], int, Plan]:
     """`search` over root's catalog.db, built first when it is missing (InvalidInput when a record is invalid)."""
     if not (root / DATABASE_FILE).is_file():
-        catalog.build(root)
+        writes.build(root)  # under the catalog lock
     conn = sqlite3.connect(f"file:{root / DATABASE_FILE}?mode=ro", uri=True)
     try:
         return search(conn, query, limit)

@@ -1,9 +1,9 @@
-"""The records/ folder: one canonical JSON file per record, written atomically."""
+"""The records/ folder: one canonical JSON file per record, written atomically. Files only: the database is
+catalog.py's, and writes.py, above both, holds the lock and writes files and rows together."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -12,14 +12,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .lock import catalog_lock
+from .jsonfile import parse_json
+from .layout import DATABASE_FILE, RECORDS_DIR, REPRODUCTIONS_DIR, content_hash, file_hash  # noqa: F401 (store's interface)
 from .model import SLUG_PATTERN, Envelope
 from .problems import InvalidInput, Problem
-from .validate import load_envelope
-
-RECORDS_DIR = "records"
-REPRODUCTIONS_DIR = "reproductions"
-DATABASE_FILE = "catalog.db"
+from .validate import envelope_from_data, load_envelope
 
 
 def canonical_text(envelope: Envelope) -> str:
@@ -158,72 +155,12 @@ def plan_add(root: Path, files: list[Path], replace: bool = False) -> list[tuple
     return results
 
 
-def add_files(root: Path, files: list[Path], replace: bool = False) -> list[AddResult]:
-    """Validate FILES and write them to records/ and, when it exists, catalog.db: all of it or nothing.
-
-    Runs under the catalog's write lock (lock.CatalogBusy when it cannot be had), so the id and slug
-    checks still hold when the files are written. Each database row is made from the exact bytes written.
-    A record whose file is already there is `unchanged` only when catalog.db has it too; otherwise its row
-    is written and it is reported as `indexed`.
-    """
-    from . import catalog  # catalog imports this module
-
-    root.mkdir(parents=True, exist_ok=True)
-    with catalog_lock(root):  # which also removes dead writers' temp files
-        plan = plan_add(root, files, replace)
-        database = root / DATABASE_FILE
-        writes, rows = [], []
-        for envelope, result in plan:
-            if result.status == "unchanged":
-                data = result.path.read_bytes()
-                envelope = _envelope_of(data, result.path)
-            else:
-                data = canonical_text(envelope).encode("utf-8")
-                writes.append((result.path, data))
-            rows.append((envelope, content_hash(data), result))
-        if not database.exists():
-            _write_files(writes)
-            return [result for _, result in plan]
-        db = catalog.open_db(root)
-        try:
-            catalog.ensure_schema(db)  # outside the transaction below: sqlite-utils commits its DDL
-            known = _indexed_hashes(db, [result.slug for _, _, result in rows])
-            stale = [(env, digest, result) for env, digest, result in rows if known.get(result.slug) != digest]
-            for _, _, result in stale:
-                if result.status == "unchanged":
-                    result.status = "indexed"
-            undo: list[tuple[Path, bytes | None]] = []
-            try:
-                with db.atomic():
-                    catalog.upsert_records(
-                        db, [(env, digest, result.path.relative_to(root).as_posix()) for env, digest, result in stale]
-                    )
-                    undo = _write_files(writes)
-            except BaseException:
-                _restore(undo)
-                raise
-        finally:
-            db.close()
-    return [result for _, result in plan]
-
-
-def _envelope_of(data: bytes, path: Path) -> Envelope:
-    from .jsonfile import parse_json
-    from .validate import envelope_from_data
-
+def envelope_of(data: bytes, path: Path) -> Envelope:
     return envelope_from_data(parse_json(data, str(path)), str(path))
 
 
-def _indexed_hashes(db, slugs: list[str]) -> dict[str, str]:
-    found = {}
-    for start in range(0, len(slugs), 500):
-        part = slugs[start : start + 500]
-        found.update(db.execute(f"select slug, contentHash from records where slug in ({', '.join('?' * len(part))})", part))
-    return found
-
-
-def _write_files(writes: list[tuple[Path, bytes]]) -> list[tuple[Path, bytes | None]]:
-    """Write each file atomically; return what each held before, for `_restore`. On failure, restore and raise."""
+def write_files(writes: list[tuple[Path, bytes]]) -> list[tuple[Path, bytes | None]]:
+    """Write each file atomically; return what each held before, for `restore`. On failure, restore and raise."""
     done: list[tuple[Path, bytes | None]] = []
     try:
         for path, data in writes:
@@ -231,7 +168,7 @@ def _write_files(writes: list[tuple[Path, bytes]]) -> list[tuple[Path, bytes | N
             write_atomically(path, data, path.parent / SCRATCH_DIR)
             done.append((path, before))
     except BaseException:
-        _restore(done)
+        restore(done)
         raise
     finally:
         for folder in {path.parent for path, _ in writes}:
@@ -239,7 +176,7 @@ def _write_files(writes: list[tuple[Path, bytes]]) -> list[tuple[Path, bytes | N
     return done
 
 
-def _restore(done: list[tuple[Path, bytes | None]]) -> None:
+def restore(done: list[tuple[Path, bytes | None]]) -> None:
     for path, before in reversed(done):
         if before is None:
             with contextlib.suppress(FileNotFoundError):
@@ -296,15 +233,6 @@ def raw_records(folder: Path):
         record = data.get("record", data) if isinstance(data, dict) else None
         if isinstance(record, dict):
             yield record
-
-
-def content_hash(raw: bytes) -> str:
-    """The hash of a record file's bytes: what builds compare and what reproduction runs remember."""
-    return hashlib.sha256(raw).hexdigest()
-
-
-def file_hash(path: Path) -> str | None:
-    return content_hash(path.read_bytes()) if path.is_file() else None
 
 
 def is_safe_slug(slug: str) -> bool:

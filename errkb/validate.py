@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from .draft.stubs import record_stub_problems
 from .jsonfile import read_json
 from .model import CrossFieldError, Envelope, cross_field_problems_of_valid_fields
 from .problems import InvalidInput, Problem, describe, json_path
@@ -15,6 +16,9 @@ def envelope_from_data(data, name: str) -> Envelope:
     """Accept the envelope or a bare record (then datasetVersion is the record's analyzedAt)."""
     if not isinstance(data, dict):
         raise InvalidInput([Problem(name, "$", f"found {type(data).__name__}, expected a JSON object")])
+    stubs = record_stub_problems(data, name)
+    if stubs:  # a draft errkb draft wrote: its unfilled stubs are what to fix first
+        raise InvalidInput(stubs)
     is_envelope = "record" in data
     if not is_envelope:
         data = {"record": data, "datasetVersion": data.get("analyzedAt")}

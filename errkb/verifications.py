@@ -13,14 +13,17 @@ import importlib.metadata
 import json
 import os
 import re
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal, Optional, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .jsonfile import read_json
+from . import signing
+from .jsonfile import display_name, parse_json, read_plain
 from .problems import InvalidInput, Problem, describe, json_path
 from .store import REPRODUCTIONS_DIR, file_hash, record_path, write_atomically
+from .validate import load_envelope
 
 VERIFICATIONS_DIR = "verifications"
 SCHEMA_FILE = "schema/verification-result.v1.schema.json"
@@ -28,6 +31,7 @@ SCHEMA_ID = "https://errkb.dev/schema/verification-result.v1.schema.json"
 HASH = r"^[0-9a-f]{64}$"
 KEY = r"^[A-Za-z0-9][A-Za-z0-9.+_-]{0,200}$"
 SLUG = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SIGSTORE_SUFFIX = ".sigstore.json"  # a CI job's Sigstore bundle beside a result (checked by the merge job, not here)
 
 
 class _Strict(BaseModel):
@@ -122,6 +126,9 @@ class Verification(_Strict):
     contractProblems: list[str] = Field(
         default=[], description="what the reproduction lacks to prove a claim (e.g. a guard without VALID inputs)",
     )
+    protections: dict[str, Optional[str]] = Field(
+        default={}, description="what confined the stages: protection -> mechanism, null when missing (errkb/reproduce/protections.py)",
+    )
 
     @property
     def current_hashes(self) -> tuple[str, Optional[str]]:
@@ -215,6 +222,7 @@ def from_result(result) -> Verification:
         ranAt=where_it_ran(),
         observedMessages=observed_messages(result),
         contractProblems=list(result.contract_problems),
+        protections=dict(env.get("protections") or {}),
     )
 
 
@@ -238,16 +246,35 @@ def write(root: Path, verification: Verification) -> Path:
 
 
 def result_files(root: Path) -> list[Path]:
+    """Every entry of verifications/<slug>/ that should be a result file, symbolic links included (never
+    followed: `load` refuses them by name, without reading what they point to)."""
     folder = root / VERIFICATIONS_DIR
-    return sorted(folder.glob("*/*.json")) if folder.is_dir() else []
+    if folder.is_symlink():
+        return [folder]
+    if not folder.is_dir():
+        return []
+    return [path for slug_dir in sorted(folder.iterdir()) for path in files_of(slug_dir)]
 
 
-def load(path: Path, root: Path | None = None) -> Verification:
-    """A result file, or InvalidInput naming the file and the field."""
-    name = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
-    data = read_json(path, name)
+def files_of(slug_dir: Path) -> list[Path]:
+    """The result files of one record's folder (the folder itself when it is a symbolic link)."""
+    if slug_dir.is_symlink():
+        return [slug_dir]
+    if not slug_dir.is_dir():
+        return []
+    return [p for p in sorted(slug_dir.iterdir())
+            if p.name.endswith(".json") and not p.name.endswith(SIGSTORE_SUFFIX) and (p.is_symlink() or p.is_file())]
+
+
+def load(path: Path, root: Path | None = None, data: bytes | None = None) -> Verification:
+    """A result file, or InvalidInput naming the file and the field: its shape (the schema), where it sits
+    (folder = slug, file name = environment) and whether it agrees with itself (`consistency_problems`)."""
+    name = display_name(path, root)
+    if data is None:
+        data = read_plain(path, name)
+    value = parse_json(data, name)
     try:
-        verification = Verification.model_validate(data)
+        verification = Verification.model_validate(value)
     except ValidationError as exc:
         raise InvalidInput([
             Problem(name, json_path(tuple(e["loc"])), f"found {describe(e.get('input'))}, expected: {e['msg']}")
@@ -258,9 +285,87 @@ def load(path: Path, root: Path | None = None) -> Verification:
         problems.append(Problem(name, "$.slug", f"found {verification.slug!r}, expected the folder's name {path.parent.name!r}"))
     if verification.environment != path.stem:
         problems.append(Problem(name, "$.environment", f"found {verification.environment!r}, expected the file's name {path.stem!r}"))
+    problems += consistency_problems(verification, name, root)
     if problems:
         raise InvalidInput(problems)
     return verification
+
+
+def load_signed(path: Path, root: Path, keys: list[signing.MaintainerKey]) -> tuple[Verification, str | None]:
+    """A result file and who signed its exact bytes (None: unsigned); a bad signature raises InvalidInput."""
+    data = read_plain(path, display_name(path, root))
+    return load(path, root, data), signing.signer_of(root, path, data, keys)
+
+
+MAX_CLOCK_SKEW = timedelta(minutes=10)
+CODE_FIELDS = tuple(kind for kind in get_args(ClaimResult.model_fields["kind"].annotation) if kind != "solution")
+RAN_THE_TRIGGER = ("verified", "fix-failed", "claim-failed", "wrong-error")  # the trigger raised; the rest is the claims
+
+
+def consistency_problems(v: Verification, name: str, root: Path | None = None, now: datetime | None = None) -> list[Problem]:
+    """What a hand-written or edited result gets wrong: the environment key is derived from the file's own
+    packages, Python and GPUs; the time is a real time, not in the future; GPU names and count agree; a result
+    whose trigger ran carries that stage; a `verified` one carries a verified stage for every claim (every
+    claim the record makes, when the result is for today's record); observed messages are ones a stage saw."""
+    problems = []
+    expected = environment_key(v.packages, v.python, v.hardware.gpus)
+    if v.environment != expected:
+        problems.append(Problem(name, "$.environment", f"found {v.environment!r}, expected {expected!r} (derived from $.packages, $.python and $.hardware.gpus)"))
+    if v.hardware.gpuCount != len(v.hardware.gpus):
+        problems.append(Problem(name, "$.hardware.gpuCount", f"found {v.hardware.gpuCount}, expected {len(v.hardware.gpus)} (the number of $.hardware.gpus)"))
+    started = _parse_time(v.startedAt)
+    if started is None:
+        problems.append(Problem(name, "$.startedAt", f"found {describe(v.startedAt)}, expected an ISO 8601 time with its zone (2026-12-01T08:34:18Z)"))
+    elif started > (now or datetime.now(timezone.utc)) + MAX_CLOCK_SKEW:
+        problems.append(Problem(name, "$.startedAt", f"found {v.startedAt!r}, expected a time that is not in the future"))
+    trigger = next((s for s in v.stages if s.stage == "trigger"), None)
+    if v.verdict in RAN_THE_TRIGGER and (trigger is None or not trigger.exceptionClass or trigger.outcome == "not-run"):
+        problems.append(Problem(name, "$.stages", f"a {v.verdict!r} result without the trigger stage's error, expected a stage 'trigger' with its exceptionClass"))
+    if v.verdict == "verified":
+        problems += _claim_problems(v, name, root)
+    seen = {s.message for s in v.stages if s.message}
+    for i, message in enumerate(v.observedMessages):
+        if message[:2000] not in {m[:2000] for m in seen}:
+            problems.append(Problem(name, f"$.observedMessages[{i}]", "a message no stage of this result saw, expected one of the stages' messages"))
+    return problems
+
+
+def _claim_problems(v: Verification, name: str, root: Path | None) -> list[Problem]:
+    problems = []
+    if not v.claims:
+        problems.append(Problem(name, "$.claims", "a 'verified' result without claims, expected every claim the record makes"))
+    stages = {s.stage: s for s in v.stages}
+    for i, claim in enumerate(v.claims):
+        label = f"solution {claim.index}" if claim.kind == "solution" else claim.kind
+        if claim.verdict != "verified":
+            problems.append(Problem(name, f"$.claims[{i}].verdict", f"found {claim.verdict!r} in a 'verified' result, expected 'verified'"))
+        stage = stages.get(label)
+        if stage is None or stage.outcome == "not-run":
+            problems.append(Problem(name, f"$.claims[{i}]", f"{label} has no stage that ran, expected a stage {label!r}"))
+    if root is not None and is_current(v, current_hashes(root, v.slug)):
+        try:
+            record = load_envelope(record_path(root, v.slug)).record
+        except InvalidInput:
+            return problems  # `errkb validate` reports the record itself
+        wanted = {f"solution {n}" for n in range(1, len(record.solutions) + 1)} | {f for f in CODE_FIELDS if getattr(record, f, None)}
+        have = {f"solution {c.index}" if c.kind == "solution" else c.kind for c in v.claims}
+        for label in sorted(wanted - have):
+            problems.append(Problem(name, "$.claims", f"no result for the record's {label}, expected every claim the record makes"))
+    return problems
+
+
+def _parse_time(text: str) -> datetime | None:
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else None
+
+
+def feeds_matcher(verification: Verification, current: bool) -> bool:
+    """Only a current result whose trigger raised the documented error lends the matcher its wording (never a
+    skipped, timed-out, crashed or not-reproduced one, nor one for an earlier record or reproduction)."""
+    return current and verification.verdict in RAN_THE_TRIGGER and bool(verification.observedMessages)
 
 
 def current_hashes(root: Path, slug: str) -> tuple[Optional[str], Optional[str]]:
@@ -276,10 +381,12 @@ def for_record(root: Path, slug: str) -> list[dict]:
     """The committed results of one record, newest first, each saying whether it is current (read from the
     files, so a fresh clone shows them before any build)."""
     hashes = current_hashes(root, slug)
+    keys = signing.maintainer_keys(root)
     entries = []
-    for path in sorted((root / VERIFICATIONS_DIR / slug).glob("*.json")):
-        v = load(path, root)
+    for path in files_of(root / VERIFICATIONS_DIR / slug):
+        v, signer = load_signed(path, root, keys)
         entries.append({
+            "signer": signer, "signature": "signed" if signer else "unsigned",
             "path": path.relative_to(root).as_posix(), "environment": v.environment, "verdict": v.verdict,
             "reason": v.reason, "failed_claim": v.failedClaim, "claims": [c.model_dump() for c in v.claims],
             "packages": v.packages, "python": v.python, "torch_build": v.torchBuild,
@@ -287,3 +394,22 @@ def for_record(root: Path, slug: str) -> list[dict]:
             "started_at": v.startedAt, "current": is_current(v, hashes), "ran_at": v.ranAt.url or v.ranAt.kind,
         })
     return sorted(entries, key=lambda e: e["started_at"], reverse=True)
+
+
+def observed_wordings(results_root: Path, root: Path | None = None, trust_unsigned: bool = False) -> dict[str, list[str]]:
+    """slug -> messages observed by the results in results_root/verifications/ that are current (for the record
+    and reproduction files in `root`, default results_root), signed by a key listed there and whose trigger
+    raised (`feeds_matcher`): the matcher's source without catalog.db. A file that fails to load lends nothing."""
+    root = root or results_root
+    keys = signing.maintainer_keys(root)
+    out: dict[str, list[str]] = {}
+    hashes: dict[str, tuple] = {}
+    for path in result_files(results_root):
+        try:
+            v, signer = load_signed(path, results_root, keys)
+        except InvalidInput:
+            continue
+        current = is_current(v, hashes.setdefault(v.slug, current_hashes(root, v.slug)))
+        if (signer or trust_unsigned) and feeds_matcher(v, current):
+            out.setdefault(v.slug, []).extend(v.observedMessages)
+    return out

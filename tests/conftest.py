@@ -44,3 +44,17 @@ def catalog(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "records", root / "records")
     shutil.copytree(REPO / "reproductions", root / "reproductions")
     return root
+
+
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true", help="also run the tests marked slow (the full tier, as CI does)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The fast tier by default: tests marked `slow` are deselected (and counted as such) unless --full."""
+    if config.getoption("--full"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,3 +73,16 @@ def write_catalog(root: Path, cases: list[Case]) -> None:
         (root / "records" / f"{case.slug}.json").write_text(json.dumps(envelope, indent=2), encoding="utf-8")
         if case.planted:
             shutil.copy(PLANTED / case.planted, root / "reproductions" / f"{case.slug}.py")
+
+
+def survivors(marker: str) -> list[int]:
+    """The processes whose command line carries `marker` (a stage's daemon that should not outlive it)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in Path(f"/proc/{entry.name}/cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-pytestmark = pytest.mark.xdist_group("wheel")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE_FILES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md"]
-SOURCE_FOLDERS = ["errkb", "records", "verifications", "reproductions"]
+SOURCE_FOLDERS = ["errkb", "records", "verifications", "reproductions", "keys"]  # keys: the public halves that verify the results
 STATE_DICT_PASTE = 'RuntimeError: Error(s) in loading state_dict for Net: Unexpected key(s) in state_dict: "module.fc.weight"\n'
 WARNING_THEN_FATAL = (REPO / "tests" / "data" / "warning-then-fatal.txt").read_text(encoding="utf-8")  # a warning, then the fatal error
 

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # the full tier: every record's reproduction, several minutes
+
 SLUGS = sorted(p.stem for p in (REPO / "records").glob("*.json"))
 
 

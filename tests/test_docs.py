@@ -1,6 +1,8 @@
 """The docs are tested against the code: the CLI reference, and the README's commands in CI."""
 
 import re
+import shutil
+import subprocess
 
 from conftest import REPO
 
@@ -47,3 +49,16 @@ def test_coverage_table_is_generated_from_the_records_and_results():
     from errkb.clidoc import coverage_table
 
     assert f"<!-- coverage-table -->\n{coverage_table(REPO)}\n<!-- /coverage-table -->" in README
+
+
+def test_ci_stops_and_says_why_when_chromium_cannot_be_installed(tmp_path):
+    """Run .ci/run where neither chromium nor apt-get can be found: it must fail before installing anything,
+    rather than let the browser tests skip."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ["bash", "dirname"]:
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    result = subprocess.run([str(bin_dir / "bash"), str(REPO / ".ci" / "run")], env={"PATH": str(bin_dir)},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "could not install chromium" in result.stderr and "test_web_browser.py" in result.stderr

@@ -11,6 +11,7 @@ from errkb.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
 PASTES = Path(__file__).parent / "data" / "pastes"
+RANKING = Path(__file__).parent / "data" / "ranking"
 SEED = "dataparallel-not-supported-when-crf-is-used"
 
 
@@ -43,6 +44,15 @@ def test_json_output_best_first(root):
     assert {"title", "cause", "firstSolution", "verifiedOn", "errorClass", "errorMessage", "seenAs", "evidence"} <= set(found[0])
     assert not [key for hit in found for key in hit if "_" in key], "JSON keys are camelCase, as in records and show"
     assert [m["score"] for m in found] == sorted((m["score"] for m in found), reverse=True)
+
+
+def test_json_output_of_two_matches_is_sorted_by_score(root):
+    """One load_state_dict error explained by two records (prefixed keys, and a size mismatch): both above
+    the threshold, in the same place of the paste, the closer one first."""
+    result = run(root, "--json", RANKING / "state-dict-prefix-and-size-mismatch.txt")
+    found = json.loads(result.output)
+    assert [m["slug"] for m in found] == ["state-dict-keys-have-module-prefix", "state-dict-size-mismatch"]
+    assert found[0]["score"] > found[1]["score"]
 
 
 def test_no_match_is_an_empty_list_and_exit_status_1(root):

@@ -19,6 +19,7 @@ from errkb.matching.matcher import wordings_from_results
 from errkb.patterns import PatternError, compile_pattern
 from errkb.reproduce.contract import ContractError, read_contract
 from errkb.verifications import current_hashes
+from trust_support import catalog_with, result, write
 
 PASTES = Path(__file__).parent / "data" / "pastes"
 DEVICE_ASSERT = "cuda-device-side-assert-triggered"
@@ -50,7 +51,7 @@ def matcher_misses(root: Path) -> list[str]:
 
 def test_every_declared_matcher_wording_is_matched_by_the_catalog(tmp_path):
     root = tmp_path / "catalog"
-    for folder in ("records", "reproductions", "verifications"):
+    for folder in ("records", "reproductions", "verifications", "keys"):  # keys: to verify the results
         shutil.copytree(REPO / folder, root / folder)
     assert matcher_misses(root) == []
 
@@ -108,20 +109,15 @@ def test_every_catalog_pattern_is_specific_enough():
         compile_pattern.__wrapped__(json.loads(path.read_text(encoding="utf-8"))["record"]["messagePattern"])
 
 
-def _write_result(folder: Path, name: str, verdict: str, hashes, message: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_text(json.dumps({"verdict": verdict, "recordHash": hashes[0], "reproductionHash": hashes[1],
-                                           "observedMessages": [message]}), encoding="utf-8")
-
-
 def test_skipped_and_stale_results_do_not_feed_the_matcher(tmp_path):
     slug = "expected-all-tensors-on-same-device"
-    folder = tmp_path / "verifications" / slug
-    hashes = current_hashes(REPO, slug)
-    _write_result(folder, "current.json", "wrong-error", hashes, "current wording")
-    _write_result(folder, "skipped.json", "skipped", hashes, "skipped wording")
-    _write_result(folder, "stale.json", "verified", ("0" * 64, hashes[1]), "stale wording")
-    assert wordings_from_results(tmp_path / "verifications", REPO) == {slug: ["current wording"]}
+    root = catalog_with(tmp_path / "catalog", slug)
+    write(root, result(root, slug, "wrong-error", torch="2.1.2", message="current wording"))
+    skipped = result(root, slug, "skipped", torch="2.5.1", message="skipped wording")
+    skipped["stages"][0]["message"], skipped["observedMessages"] = "skipped wording", ["skipped wording"]
+    write(root, skipped)
+    write(root, result(root, slug, "wrong-error", torch="2.9.1", message="stale wording", recordHash="0" * 64))
+    assert wordings_from_results(root / "verifications") == {slug: ["current wording"]}
 
 
 def test_a_built_catalog_keeps_only_current_wordings(tmp_path):
@@ -136,11 +132,11 @@ def test_a_built_catalog_keeps_only_current_wordings(tmp_path):
     data = json.loads(result.read_text(encoding="utf-8"))
     data["recordHash"], data["reproductionHash"] = current_hashes(tmp_path, slug)
     (tmp_path / "verifications" / slug / result.name).write_text(json.dumps(data), encoding="utf-8")
-    catalog.build(tmp_path)
+    catalog.build(tmp_path, trust_unsigned=True)  # the copy is unsigned: this machine trusts it
     assert _observed(tmp_path) == set(data["observedMessages"])
     reproduction = tmp_path / "reproductions" / f"{slug}.py"
     reproduction.write_text(reproduction.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
-    catalog.build(tmp_path)  # the result is stale now: its wording no longer speaks for the record
+    catalog.build(tmp_path, trust_unsigned=True)  # the result is stale now: its wording no longer speaks for the record
     assert _observed(tmp_path) == set()
 
 

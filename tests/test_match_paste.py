@@ -142,7 +142,7 @@ def test_a_long_paste_keeps_both_ends_and_exception_lines_between():
     assert len(text) > 5 * MAX_PASTE_CHARS
     start = time.perf_counter()
     clipped = clip(text)
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < 60  # a hang guard (quadratic work here would take hours), not a speed check
     assert len(clipped.text) <= MAX_PASTE_CHARS and clipped.cut and clipped.excerpts == 1
     assert clip(clipped.text).text == clipped.text  # clipping again changes nothing
     assert "[rank1]: 2026-06-01 10:00:01 ERROR RuntimeError: in the middle\n[rank1]: its second line\n" in clipped.text
@@ -175,6 +175,6 @@ def test_excerpts_between_the_ends_stay_within_the_limit():
     text = TRAINING + "".join(f"UserWarning: step {i}\n" for i in range(100_000)) + TRAINING
     start = time.perf_counter()
     clipped = clip(text)
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < 60  # a hang guard (quadratic work here would take hours), not a speed check
     assert len(clipped.text) <= MAX_PASTE_CHARS and clipped.incomplete
     assert clipped.text.count("UserWarning: step") == clipped.excerpts > 1000

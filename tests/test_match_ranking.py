@@ -13,11 +13,12 @@ import pytest
 from errkb import catalog
 from errkb.matching import THRESHOLD, Matcher
 from errkb.matching.matcher import wordings_from_results
-from errkb.verifications import current_hashes
+from trust_support import catalog_with, result, write
 from errkb.matching.score import situation_terms
 
 REPO = Path(__file__).resolve().parents[1]
 PASTES = Path(__file__).parent / "data" / "pastes"
+RANKING = Path(__file__).parent / "data" / "ranking"  # pastes that two or three records explain
 OLD_WORDING = "Expected object of device type cuda but got device type cpu for argument #1 'self' in call to _th_addmm"
 
 WARNING_THEN_FATAL = (Path(__file__).parent / "data" / "warning-then-fatal.txt").read_text(encoding="utf-8")
@@ -68,14 +69,10 @@ def test_observed_wordings_are_alternative_messages(tmp_path: Path):
     plain = Matcher.from_folder(REPO)
     paste = f"RuntimeError: {OLD_WORDING}\n"
     assert plain.match(paste) == []
-    results = tmp_path / "verifications" / "expected-all-tensors-on-same-device"
-    results.mkdir(parents=True)
-    record_hash, reproduction_hash = current_hashes(REPO, "expected-all-tensors-on-same-device")
-    (results / "torch-1.4.0-gpu.json").write_text(json.dumps({
-        "verdict": "wrong-error", "recordHash": record_hash, "reproductionHash": reproduction_hash,
-        "observedMessages": ["Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm"],
-    }))
-    observed = wordings_from_results(tmp_path / "verifications", REPO)  # current for the repository's files
+    root = catalog_with(tmp_path / "catalog", "expected-all-tensors-on-same-device")
+    old = "Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm"
+    write(root, result(root, "expected-all-tensors-on-same-device", "wrong-error", torch="1.4.0", message=old))
+    observed = wordings_from_results(root / "verifications")
     learned = Matcher.from_folder(REPO)
     assert learned.add_wordings(observed) == 1
     found = learned.match(paste)
@@ -148,3 +145,44 @@ def test_an_observed_wording_keeps_the_words_its_record_spells_out():
     learned = Matcher.from_folder(REPO)
     learned.add_wordings({"dataparallel-object-has-no-attribute": ["'DataParallel' object has no attribute 'predict'"]})
     assert learned.match("AttributeError: 'Net' object has no attribute 'module'\n") == []
+
+
+# Each paste, with the records that explain it, in the order the matcher must give them and where each was seen.
+SEVERAL = {
+    # Two warnings, then the exception that ended the run: the fatal one first, then the warnings, closest first.
+    "two-warnings-then-fatal.txt": [
+        ("dataparallel-object-has-no-attribute", "final"),
+        ("dataparallel-gather-scalars-warning", "warning"),
+        ("rnn-weights-not-contiguous", "warning"),
+    ],
+    # A chained exception: a generic shape message in CRF code (its situation is in the paste), then, while
+    # handling it, torchcrf's specific one, which ended the run.
+    "crf-shape-error-then-torchcrf-chained.txt": [
+        ("torchcrf-emissions-must-have-3-dimensions", "final"),
+        ("crf-forward-size-mismatch", "earlier"),
+        ("broadcast-tensor-size-must-match", "earlier"),  # the generic broadcasting record explains it too
+    ],
+    # One message two records explain: prefixed keys and a size mismatch in the same load_state_dict error.
+    "state-dict-prefix-and-size-mismatch.txt": [
+        ("state-dict-keys-have-module-prefix", "final"),
+        ("state-dict-size-mismatch", "final"),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEVERAL))
+def test_several_records_above_the_threshold_come_in_order(matcher: Matcher, name: str):
+    found = matcher.match((RANKING / name).read_text(encoding="utf-8"))
+    assert [(m.slug, m.seen_as) for m in found] == SEVERAL[name], [(m.slug, m.seen_as, m.score) for m in found]
+    for first, second in zip(found, found[1:]):  # within a place of the paste, the higher score first
+        if first.seen_as == second.seen_as:
+            assert first.score >= second.score, (first.slug, first.score, second.slug, second.score)
+
+
+@pytest.mark.parametrize("name", sorted(SEVERAL))
+def test_rank_puts_the_matches_first_and_in_the_same_order(matcher: Matcher, name: str):
+    text = (RANKING / name).read_text(encoding="utf-8")
+    ranked = matcher.rank(text)
+    assert [m.slug for m in ranked[: len(SEVERAL[name])]] == [slug for slug, _ in SEVERAL[name]]
+    below = [m.score for m in ranked[len(SEVERAL[name]):]]
+    assert below and max(below) < THRESHOLD and below == sorted(below, reverse=True)

@@ -43,7 +43,7 @@ def session(root: Path, calls: list[tuple[str, dict]]) -> tuple[list[str], list[
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("catalog")
-    for folder in ("records", "reproductions", "verifications"):
+    for folder in ("records", "reproductions", "verifications", "keys"):  # keys: to verify the results
         shutil.copytree(REPO / folder, root / folder)
     return root
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from reproduce_support import PLANTED, Case, write_catalog
+from reproduce_support import PLANTED, Case, survivors, write_catalog
 
 from errkb.reproduce import isolate
 from errkb.reproduce.harness import Environment, reproduce_one
@@ -29,18 +29,6 @@ def catalog(root: Path, slug: str, source: str, timeout: int = 60, extra: str = 
     write_catalog(root, [Case(slug, None, {}, "", "")])
     (root / "reproductions" / f"{slug}.py").write_text(HEADER.format(timeout=timeout, extra=extra) + textwrap.dedent(source))
     return root
-
-
-def survivors(marker: str) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in Path(f"/proc/{entry.name}/cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def test_memory_bomb_is_crashed_at_its_limit(tmp_path):
@@ -175,7 +163,7 @@ def test_a_stage_cannot_write_into_the_catalog(tmp_path):
         import os, sqlite3
         from pathlib import Path
 
-        CATALOG = Path(__file__).resolve().parents[1]
+        CATALOG = Path(CATALOG_ROOT)  # the stage runs a scratch copy; it is told the real place to attack
 
         def trigger():
             outcomes = []
@@ -199,7 +187,7 @@ def test_a_stage_cannot_write_into_the_catalog(tmp_path):
 
         def fix():
             pass
-        """)
+        """.replace("CATALOG_ROOT", repr(str(tmp_path))))
     subprocess.run([sys.executable, "-m", "errkb.cli", "--root", str(root), "build"], check=True, capture_output=True)
     before = {p: p.read_bytes() for p in [*root.glob("records/*"), *root.glob("reproductions/*"), root / "catalog.db"]}
     result = reproduce_one(root, "vandal", MACHINE)

@@ -3,6 +3,7 @@ heavy matches side by side, and a public --host. Each gets a prompt, bounded ans
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import random
 import re
@@ -10,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -83,6 +85,33 @@ def test_a_match_out_of_time_says_its_answer_is_partial(client, monkeypatch):
     response = client.post("/-/errkb/match", data={"traceback": SEED_TRACEBACK})
     assert response.status_code == 200
     assert "matching stopped after its -1 s budget" in response.text
+
+
+SIDE_BY_SIDE = 4  # matches the match page must be able to run at once (errkb.web.matching's worker pool)
+
+
+def test_matches_run_side_by_side(client, monkeypatch):
+    """Each match waits, before it runs, until SIDE_BY_SIDE of them have started: a server that ran matches
+    one at a time (or on the event loop) could answer none of them. No clock is read; the barrier's timeout
+    is a hang guard only."""
+    started = threading.Barrier(SIDE_BY_SIDE, timeout=60)
+    real_match = matching.matcher.match
+
+    def match_when_all_started(text, root=None, limit=5):
+        started.wait()
+        return real_match(text, root=root, limit=limit)
+
+    monkeypatch.setattr(matching.matcher, "match", match_when_all_started)
+
+    async def all_at_once():
+        posts = [client.ds.client.post("/-/errkb/match", data={"traceback": SEED_TRACEBACK}) for _ in range(SIDE_BY_SIDE)]
+        return await asyncio.gather(*posts)
+
+    for response in client.run(all_at_once()):
+        assert response.status_code == 200
+        assert "errkb.matching failed" not in response.text, re.search(r"errkb.matching failed[^<]*", response.text).group(0)
+        first = re.search(r'<li class="errkb-match">.*?href="/-/errkb/record/([^"]+)"', response.text, re.S)
+        assert first and first.group(1) == SEED_SLUG
 
 
 def test_heavy_matches_do_not_hold_up_the_others(tmp_path):

@@ -141,7 +141,7 @@ def test_reproduce_history_and_adds_write_side_by_side(seeded_root, tmp_path):
         [write_input(inputs, f"h{w}-{r}", record_with({"slug": f"beside-{w}-{r}"})) for r in range(PER_WRITER)]
         for w in range(4)
     ]
-    processes = [errkb(seeded_root, "reproduce", SEED_SLUG)] + [errkb(seeded_root, "add", *batch) for batch in batches]
+    processes = [errkb(seeded_root, "reproduce", "--trust-unsigned", SEED_SLUG)] + [errkb(seeded_root, "add", *batch) for batch in batches]
     results = finish(processes)
     assert results[0][0] == 1 and "not-reproduced" in results[0][1]  # does_nothing.py: a verdict, stored
     assert [code for code, _, _ in results[1:]] == [0] * 4, [err for _, _, err in results]

@@ -1,9 +1,13 @@
 """`errkb run`, `errkb.explain`, `errkb.install` and the IPython extension."""
 
+import os
+import select
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -59,7 +63,18 @@ def test_run_keeps_exit_status_and_says_nothing_without_a_traceback(root):
 def test_run_says_when_no_record_matches(root):
     result = errkb_cli(root, "run", "--", sys.executable, "-c", "raise KeyError('x')")
     assert result.returncode == 1
-    assert result.stderr.endswith("KeyError: 'x'\nerrkb: no record in the catalog matches this error.\n")
+    assert result.stderr.endswith(
+        "KeyError: 'x'\nerrkb: no record in the catalog matches this error.\nerrkb: to start a record for it (first cut "
+        "the crash down to a snippet.py that raises it): errkb draft -- python snippet.py\n"
+    )
+
+
+def test_run_names_the_draft_command_for_a_python_file(root, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("raise KeyError('x')\n")
+    result = errkb_cli(root, "run", "--", sys.executable, str(script))
+    assert result.returncode == 1
+    assert result.stderr.endswith(f"errkb: to start a record for it: errkb draft -- {sys.executable} {script}\n")
 
 
 def test_run_reports_signals_like_a_shell_and_missing_commands(root):
@@ -68,16 +83,42 @@ def test_run_reports_signals_like_a_shell_and_missing_commands(root):
     assert errkb_cli(root, "run", "--", "no-such-command-errkb").returncode == 127
 
 
+CHILD_SLEEP_S = 600
+# A hang guard, not a speed check: generous for a loaded machine, and still far under the child's sleep, so
+# output that is held back until the child ends cannot arrive in time.
+FIRST_LINE_DEADLINE_S = 60
+
+
+def read_line_before(stream, deadline_s: float) -> bytes:
+    """Bytes from `stream` up to the first newline, or what arrived when the deadline passed."""
+    received = b""
+    deadline = time.monotonic() + deadline_s
+    while not received.endswith(b"\n"):
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(stream.fileno(), 4096)
+        if not chunk:
+            break
+        received += chunk
+    return received
+
+
 def test_run_streams_output_while_the_command_runs(root):
-    """The first line arrives before the command ends."""
+    """The first line arrives while the command still runs. PYTHONUNBUFFERED is not in the environment, the
+    child does not flush, and errkb's own stdout is a pipe: errkb run must make the child's output live and
+    pass each chunk on at once."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     command = [sys.executable, "-c", "from errkb.cli import main; main()", "--root", str(root), "run", "--",
-               sys.executable, "-c", "import time; print('first'); time.sleep(30)"]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+               sys.executable, "-c", f"import time; print('first'); time.sleep({CHILD_SLEEP_S})"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, env=env, start_new_session=True)
     try:
-        assert child.stdout.readline() == "first\n"
+        assert read_line_before(child.stdout, FIRST_LINE_DEADLINE_S) == b"first\n"
+        assert child.poll() is None  # streamed while the command runs, not written at its end
     finally:
-        child.kill()
+        os.killpg(child.pid, signal.SIGKILL)  # errkb run and the sleeping child with it
         child.wait()
+        child.stdout.close()
 
 
 def test_verification_status_is_the_latest_run(root):

@@ -47,6 +47,7 @@ def catalog_with(tmp_path, literals: dict[str, str], records: dict[str, dict] | 
     root = tmp_path / "catalog"
     for folder in ("records", "reproductions", "verifications"):
         (root / folder).mkdir(parents=True)
+    shutil.copytree(REPO / "keys", root / "keys")  # the public keys that verify the copied results' signatures
     for slug in (TARGET, BATCHNORM):
         shutil.copy(REPO / "records" / f"{slug}.json", root / "records")
         shutil.copytree(REPO / "verifications" / slug, root / "verifications" / slug)

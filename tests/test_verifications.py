@@ -1,6 +1,7 @@
 """Verification results as committed data: the file format, build loading them, the stale-result rule, show --json."""
 
 import json
+import re
 import shutil
 
 import jsonschema
@@ -8,7 +9,9 @@ import pytest
 from sqlite_utils import Database
 
 from conftest import CATALOG_SEED, REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
-from errkb import verifications
+from web_support import datasette_client
+from errkb import runs, signing, verifications
+from errkb.reproduce.contract import read_needs
 from errkb.store import file_hash
 
 SCHEMA = json.loads((REPO / verifications.SCHEMA_FILE).read_text(encoding="utf-8"))
@@ -26,8 +29,10 @@ def result(root, verdict="verified", torch="2.13.0+cpu", gpus=(), **changes) -> 
         "failedClaim": None, "drift": None,
         "stages": [{"stage": "trigger", "function": "trigger", "outcome": "raised", "kind": "exception",
                     "exceptionClass": "ValueError", "message": "DataParallel not supported when CRF is used",
-                    "raiseSite": "hanlp/components/taggers/tagger.py:37", "warnings": [], "executed": []}],
-        "claims": [{"kind": "solution", "index": 1, "verdict": verdict, "reason": "single_device() completed"}],
+                    "raiseSite": "hanlp/components/taggers/tagger.py:37", "warnings": [], "executed": []},
+                   *[{"stage": label, "function": function, "outcome": "returned"} for label, function in CLAIMS]],
+        "claims": [{"kind": label.split()[0], "index": int(label.split()[1]) if " " in label else None,
+                    "verdict": verdict, "reason": f"{function}() completed"} for label, function in CLAIMS],
         "packages": packages, "library": "hanlp 2.1.5", "python": "3.11.7", "torchGitVersion": "cf30153c4c131c8164ee7798e5022d810682e2cb",
         "torchBuild": "CPU", "hardware": {"cpu": "AMD EPYC", "cpuCount": 2, "gpus": list(gpus), "gpuCount": len(gpus), "cuda": None, "cudnn": None},
         "os": "Linux-6.1-x86_64", "startedAt": "2026-12-01T07:00:00.000000Z", "seconds": 5.2, "errkbVersion": "0.1.0",
@@ -37,19 +42,28 @@ def result(root, verdict="verified", torch="2.13.0+cpu", gpus=(), **changes) -> 
     return data
 
 
-def write(root, data) -> str:
+# The seed's claims as its reproduction demonstrates them (SOLUTIONS and CODE)
+CLAIMS = [("solution 1", "single_device"), ("solution 2", "crf_off"), ("exampleFix", "example_fix"), ("validationCode", "guard")]
+
+
+def write(root, data, sign=True) -> str:
+    """Write a result file, signed by the catalog's test maintainer key (as `errkb sign` would)."""
     path = root / "verifications" / data["slug"] / f"{data['environment']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    if sign:
+        signing.sign(root, path, signing.load_private_key(root.parent / "maintainer.pem"))
     return path.relative_to(root).as_posix()
 
 
 @pytest.fixture
 def catalog(tmp_path):
-    (tmp_path / "records").mkdir()
+    tmp_path = tmp_path / "catalog"
+    (tmp_path / "records").mkdir(parents=True)
     (tmp_path / "reproductions").mkdir()
     shutil.copy(CATALOG_SEED, tmp_path / "records")
     shutil.copy(REPO / "reproductions" / f"{SEED_SLUG}.py", tmp_path / "reproductions")
+    signing.generate_key(tmp_path.parent / "maintainer.pem", tmp_path / signing.KEYS_DIR / "test.pub")
     return tmp_path
 
 
@@ -168,11 +182,21 @@ def test_show_json_lists_results_before_any_build(catalog):
 
 
 def test_the_committed_catalog_has_a_result_for_every_record():
-    """A fresh clone shows the proof: every record has committed results, each with a verdict."""
+    """A fresh clone shows the proof: every record has a result for today's record and reproduction that
+    verified it. A skip is no proof: it is accepted only for a record whose reproduction needs CUDA devices
+    (declared in its NEEDS) that none of the committed runs had, and then every current result says so."""
     for record in sorted((REPO / "records").glob("*.json")):
-        entries = verifications.for_record(REPO, record.stem)
-        assert entries, f"no committed verification for {record.stem}"
-        assert all(entry["verdict"] for entry in entries)
+        current = [entry for entry in verifications.for_record(REPO, record.stem) if entry["current"]]
+        assert current, f"no committed result for today's {record.stem}"
+        if any(entry["verdict"] == "verified" for entry in current):
+            continue
+        needs = read_needs(REPO / "reproductions" / f"{record.stem}.py")
+        gpu = needs.cuda_devices > 0 or needs.torch_build == "cuda" or needs.nvidia_driver is not None
+        assert gpu, f"{record.stem}: not verified anywhere, and it needs no GPU, CUDA build or driver"
+        for entry in current:
+            assert entry["verdict"] == "skipped", (record.stem, entry["path"], entry["verdict"])
+            assert re.search(r"needs [^;]*(CUDA|NVIDIA)", entry["reason"]), (
+                record.stem, entry["path"], entry["reason"])
 
 
 def test_verified_somewhere_is_verified_with_exactly_where(catalog):
@@ -223,14 +247,45 @@ def test_a_no_write_run_of_a_reproduction_since_reverted_does_not_decide(catalog
     original = reproduction.read_text(encoding="utf-8")
     assert run_cli("build", root=catalog).exit_code == 0
     reproduction.write_text(original + "\n# an experiment, reverted below\n", encoding="utf-8")
-    ran = run_cli("reproduce", SEED_SLUG, "--no-write", "--json", root=catalog)
+    ran = run_cli("reproduce", SEED_SLUG, "--no-write", "--json", "--trust-unsigned", root=catalog)  # a local run: unsigned
     verdict = json.loads(ran.stdout.splitlines()[0])["verdict"]
     assert verdict not in ("skipped", "crashed"), ran.stdout  # a run that judged the record
     assert verdict_row(catalog)[0] == verdict  # the run decides while its reproduction is today's
     reproduction.write_text(original, encoding="utf-8")
-    for build in (["build"], ["build", "--full"]):
+    for build in (["build", "--trust-unsigned"], ["build", "--full", "--trust-unsigned"]):  # stale, even trusted
         assert run_cli(*build, root=catalog).exit_code == 0
         assert verdict_row(catalog) == (None, None), build
         shown = json.loads(run_cli("show", SEED_SLUG, "--json", root=catalog).stdout)
         assert shown["lastVerdict"] is None
     assert Database(catalog / "catalog.db")["reproduction_runs"].count == 1  # kept, just not current
+
+
+def test_a_run_kept_without_a_file_for_an_older_record_does_not_decide(catalog):
+    """A run kept only as a row (`reproduce --no-write` writes no result file): once the record is edited, it
+    judged an older record and sets no verdict."""
+    assert run_cli("build", root=catalog).exit_code == 0
+    db = Database(catalog / "catalog.db")
+    runs.store_result(db, catalog, verifications.Verification.model_validate(result(catalog)), None)
+    db.close()
+    assert verdict_row(catalog)[0] == "verified"  # it decides while the record is the one it judged
+    record = catalog / "records" / f"{SEED_SLUG}.json"
+    envelope = json.loads(record.read_text())
+    envelope["record"]["preventionTips"].append("Check the tagger's crf flag before choosing devices")
+    record.write_text(json.dumps(envelope, indent=2))
+    assert run_cli("build", root=catalog).exit_code == 0
+    assert verdict_row(catalog) == (None, None)
+
+
+def test_the_record_page_shows_a_result_for_an_older_record_apart(catalog):
+    """The matrix and the runs list hold today's results only; the older one is listed under its own heading."""
+    write(catalog, result(catalog, verdict="wrong-error", torch="2.5.1", recordHash="0" * 64))
+    write(catalog, result(catalog))
+    assert run_cli("build", root=catalog).exit_code == 0
+    with datasette_client(catalog) as client:
+        html = client.get(f"/-/errkb/record/{SEED_SLUG}").text
+    current, _, earlier = html.partition("for an earlier version")
+    assert earlier, "no section for the earlier result"
+    matrix = current[current.index('<table class="errkb-matrix">'):]
+    matrix = matrix[:matrix.index("</table>")]
+    assert "torch 2.13.0" in matrix and "2.5.1" not in matrix
+    assert "wrong-error" not in current and "wrong-error" in earlier

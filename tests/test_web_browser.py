@@ -9,7 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from web_support import SEED_SLUG, SEED_TRACEBACK, XSS_SLUG, add_record, make_root, running_server, xss_record
+from web_support import (
+    SEED_SLUG, SEED_TRACEBACK, XSS_PASTE, XSS_SLUG, add_record, make_root, running_server, write_xss_results, xss_record,
+)
+
+from errkb import catalog
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -136,21 +140,32 @@ def test_records_view_fits_the_screen(tmp_path, browser, width):
 
 
 def test_markup_in_a_record_does_not_run(tmp_path, page):
+    """The probe (markup in every field of a record and its result files) on each page that shows it: no
+    script runs, no dialog opens."""
     from playwright.sync_api import expect
 
     root = make_root(tmp_path / "root")
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     add_record(root, xss_record(incoming))
+    write_xss_results(root)
+    catalog.build(root)
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     with running_server(root) as base:
         page.goto(f"{base}/-/errkb/record/{XSS_SLUG}")
-        expect(page.locator(".errkb-head")).to_contain_text('<script>alert("doc")</script>')
+        expect(page.locator(".errkb-head")).to_contain_text('<script>alert("errorMessage")</script>')
+        for path in ["/", "/-/errkb/records?q=Probe", f"/catalog/records/{XSS_SLUG}", "/catalog/reproduction_runs",
+                     "/catalog/search?q=Probe"]:
+            page.goto(base + path)
+            page.wait_for_load_state("load")
         page.goto(f"{base}/catalog/records?_col=errorMessage&_col=documentation&_col=solutions")
-        expect(page.locator("table.rows-and-columns")).to_contain_text("<img src=x onerror=alert(1)>")
-        page.goto(f"{base}/catalog/records/{XSS_SLUG}")
+        expect(page.locator("table.rows-and-columns")).to_contain_text('<img src=x onerror=alert("documentation")>')
+        page.goto(f"{base}/-/errkb/match")
+        page.fill('textarea[name="traceback"]', XSS_PASTE)
+        page.locator('form.errkb-match-form [type="submit"]').click()
         page.wait_for_load_state("load")
+        expect(page.locator("li.errkb-match").first).to_contain_text('<script>alert("errorMessage")</script>')
     assert dialogs == []
 
 
@@ -164,7 +179,7 @@ def test_the_record_page_reads_at_1280_and_390(tmp_path, browser, width):
     from errkb import catalog
 
     root = tmp_path / "root"
-    for folder in ("records", "reproductions", "verifications"):
+    for folder in ("records", "reproductions", "verifications", "keys"):  # keys: to verify the results
         shutil.copytree(REPO / folder, root / folder)
     catalog.build(root)
     context = browser.new_context(viewport={"width": width, "height": 900})

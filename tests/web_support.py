@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -23,8 +24,27 @@ from errkb.cli import cli
 REPO = Path(__file__).resolve().parents[1]
 SEED_SLUG = "dataparallel-not-supported-when-crf-is-used"
 XSS_SLUG = "xss-probe-in-every-field"
-XSS_SCRIPT = '<script>alert("doc")</script>'
-XSS_IMG = "<img src=x onerror=alert(1)>"
+# What must never reach a page unescaped: markup that runs, a link that runs, a template that renders.
+RAW_MARKUP = ["<script>alert(", "<img src=x onerror=", 'href="javascript:', "href='javascript:", "href=javascript:", "jinjaran"]
+# The escaped form Jinja and Datasette write for a probe's quotes and angle brackets.
+ESCAPED_SCRIPT = "&lt;script&gt;alert("
+
+
+def markup(name: str) -> str:
+    """Markup naming the field it sits in: a script, an attribute break-out, javascript: links (HTML and
+    Markdown) and a Jinja expression (rendered as a template it would print "jinjaran")."""
+    return (
+        f'<script>alert("{name}")</script> "><img src=x onerror=alert("{name}")> '
+        f'<a href="javascript:alert(1)">{name}</a> [{name}](javascript:alert(1)) {{{{ "jinja"~"ran" }}}}'
+    )
+
+
+def shows_escaped(html: str, name: str) -> bool:
+    """Whether the page shows markup(name) escaped (as it is, inside a JSON list, or as a regex literal): the
+    proof that it rendered that field."""
+    return re.search(rf"alert\\?\(&#34;{name}&#34;\\?\)|alert\(\\&#34;{name}\\&#34;\)", html) is not None
+
+
 SEED_TRACEBACK = """\
 [rank0]: Traceback (most recent call last):
 [rank0]:   File "train.py", line 12, in <module>
@@ -33,6 +53,8 @@ SEED_TRACEBACK = """\
 [rank0]:     raise ValueError('DataParallel not supported when CRF is used')
 [rank0]: ValueError: DataParallel not supported when CRF is used
 """
+# The seed's traceback ending in the probe's message: a paste the match page answers with the probe.
+XSS_PASTE = SEED_TRACEBACK.rsplit("[rank0]: ValueError", 1)[0] + f"[rank0]: ValueError: Probe {markup('errorMessage')}\n"
 RUNS = [
     {
         "slug": SEED_SLUG, "verdict": "skipped", "reason": "needs 2 CUDA devices, found 0", "variant": None,
@@ -65,23 +87,88 @@ def make_root(path: Path, runs: bool = True) -> Path:
     return path
 
 
+def _regex_literal(text: str) -> str:
+    return "".join("\\" + c if c in "\\.^$|?*+()[]{}" else c for c in text)
+
+
+# Every record field whose schema admits markup (the others are identifiers, slugs, numbers, hashes, times,
+# or the GitHub URL derived from them).
+XSS_RECORD_FIELDS = [
+    "errorCode", "errorMessage", "messagePattern", "sourceCode", "documentation", "triggerScenarios", "commonSituations",
+    "solutions", "exampleFix", "validationCode", "typeGuard", "tryCatchPattern", "preventionTips",
+]
+
+
 def xss_record(folder: Path) -> Path:
-    """A valid record (the seed, renamed) with markup in its text fields, as a file for `errkb add`."""
+    """A valid record (the seed, renamed) with markup in every field that can hold it, as a file for `errkb add`."""
     envelope = json.loads((REPO / "records" / f"{SEED_SLUG}.json").read_text(encoding="utf-8"))
     record = envelope["record"]
+    message = f"Probe {markup('errorMessage')}"
+    lines = record["sourceCode"].split("\n")
+    raise_line = record["lineNumber"] - record["sourceCodeStart"]
+    lines[0] += f"  # {markup('sourceCode')}"
+    lines[raise_line] += f"  # {markup('sourceCode')}"
     record.update(
         id="0123456789abcdef",
         slug=XSS_SLUG,
-        errorMessage=f"Probe {XSS_SCRIPT} with {XSS_IMG}",
-        messagePattern=r'Probe <script>alert\("doc"\)</script> with <img src=x onerror=alert\(1\)>',
-        documentation=f"Documentation with {XSS_SCRIPT} and {XSS_IMG} and `code {XSS_IMG}`.",
-        solutions=[f"Fix {XSS_SCRIPT}"],
-        preventionTips=[f"Tip {XSS_IMG}"],
-        exampleFix=f"# {XSS_SCRIPT}",
+        errorCode='<script>alert("errorCode")</script>"><img src=x onerror=alert(1)>',  # at most 100 characters
+        errorMessage=message,
+        messagePattern=f"{_regex_literal(message)}|{_regex_literal(markup('messagePattern'))}",
+        sourceCode="\n".join(lines),
+        documentation=f"Documentation with {markup('documentation')} and `code {markup('documentation')}`.",
+        triggerScenarios=f"Scenario {markup('triggerScenarios')}\n\nSecond paragraph {markup('triggerScenarios')}",
+        commonSituations=f"Situation {markup('commonSituations')}",
+        solutions=[f"Fix {markup('solutions')}", f"Second fix `{markup('solutions')}`"],
+        exampleFix=f"# {markup('exampleFix')}\nfit(devices=[0])",
+        validationCode=f"# {markup('validationCode')}\nassert True",
+        typeGuard=f"# {markup('typeGuard')}\nassert True",
+        tryCatchPattern=f"try:\n    pass  # {markup('tryCatchPattern')}\nexcept ValueError:\n    pass",
+        preventionTips=[f"Tip {markup('preventionTips')}"],
     )
     path = folder / f"{XSS_SLUG}.json"
     path.write_text(json.dumps(envelope), encoding="utf-8")
     return path
+
+
+# Result-file fields with markup, and the ones a record page shows (the rest are data for the JSON and tables).
+XSS_RESULT_FIELDS_SHOWN = ["reason", "drift", "variant", "library", "python", "gpus", "os", "claims"]
+
+
+def write_xss_results(root: Path) -> list[Path]:
+    """Two result files for the probe with markup in every free-text field: one current (verified, the newest
+    run of the catalog, so the home page lists it), one for an earlier version of the record."""
+    from errkb import verifications
+    from errkb.store import file_hash
+
+    def result(environment: str, record_hash: str, verdict: str, started: str) -> verifications.Verification:
+        return verifications.Verification.model_validate({
+            "schemaVersion": 1, "slug": XSS_SLUG, "environment": environment,
+            "recordHash": record_hash, "reproductionHash": None, "verdict": verdict, "reason": markup("reason"),
+            "failedClaim": markup("failedClaim"), "drift": markup("drift"),
+            "stages": [{
+                "stage": "trigger", "function": markup("function"), "outcome": "raised", "seconds": 1.0,
+                "variant": markup("variant"), "kind": "exception", "exceptionClass": "ValueError",
+                "message": markup("message"), "raiseSite": markup("raiseSite"),
+                "warnings": [{"class": "UserWarning", "message": markup("warning"), "location": markup("location")}],
+                "executed": [],
+            }],
+            "claims": [
+                {"kind": "solution", "index": 1, "verdict": "verified", "reason": markup("claims")},
+                {"kind": "exampleFix", "verdict": "verified", "reason": markup("claims")},
+            ],
+            "packages": {"hanlp": markup("packages"), "torch": "2.13.0"}, "library": markup("library"),
+            "python": markup("python"), "torchGitVersion": markup("torchGitVersion"), "torchBuild": markup("torchBuild"),
+            "hardware": {"cpu": markup("cpu"), "cpuCount": 2, "gpus": [markup("gpus")], "gpuCount": 1, "cuda": markup("cuda")},
+            "os": markup("os"), "startedAt": started, "seconds": 1.0, "errkbVersion": markup("errkbVersion"),
+            "ranAt": {"kind": "github-actions", "url": "javascript:alert(1)"},
+            "observedMessages": [f"Probe {markup('observedMessages')}"],
+        })
+
+    current = file_hash(root / "records" / f"{XSS_SLUG}.json")
+    return [
+        verifications.write(root, result("probe-current_py3.11_cuda1x-probe", current, "verified", "2099-01-01T00:00:00Z")),
+        verifications.write(root, result("probe-earlier_py3.11_cpu", "0" * 64, "fix-failed", "2026-01-01T00:00:00Z")),
+    ]
 
 
 def add_record(root: Path, file: Path) -> None:
@@ -107,6 +194,18 @@ class Client:
 
     def close(self):
         self.loop.close()
+
+
+@contextlib.contextmanager
+def datasette_client(root: Path):
+    """A Client over the catalog.db in `root`, with errkb's plugin as `errkb serve` sets it up."""
+    from errkb.web.serve import make_datasette
+
+    client = Client(make_datasette(root / "catalog.db"))
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def free_port() -> int:

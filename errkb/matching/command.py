@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..terminal import inert, inert_json
 from ..hits import as_text, match_entry
 from .score import THRESHOLD
 
@@ -69,10 +70,10 @@ def match_command(ctx: click.Context, source: str, as_json: bool, limit: int, mi
     found = matcher.match(text, limit=limit, threshold=min_score)
     hits = [match_entry(root, m) for m in found]
     if as_json:
-        click.echo(json.dumps(hits, indent=2, ensure_ascii=False))
+        click.echo(inert_json(json.dumps(hits, indent=2, ensure_ascii=False)))
     elif found:
         for i, hit in enumerate(hits, 1):
-            click.echo(("\n" if i > 1 else "") + "\n".join(as_text(i, hit, "errkb show")))
+            click.echo(inert(("\n" if i > 1 else "") + "\n".join(as_text(i, hit, "errkb show"))))
         click.echo(f"\nerrkb show {found[0].slug}   # the whole record: cause, every fix, verification matrix")
     else:
         click.echo(f"no match: no record of the {matcher.size} in {matcher.source} is close enough (score >= {min_score}).")

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Iterable
 
 from .. import paste as paste_module
+from .. import verifications
 from ..store import raw_records
 from ..patterns import PatternError, compile_pattern
-from ..verifications import current_hashes
 from . import index
 from .patternset import PatternSet
 from .score import THRESHOLD, Evidence, compact, coverage, idf, opens_with, same_class, situation_terms
@@ -486,32 +486,10 @@ def wordings_from_database(conn: sqlite3.Connection) -> dict[str, list[str]]:
 
 
 def wordings_from_results(folder: Path, root: Path | None = None) -> dict[str, list[str]]:
-    """slug -> observed messages, from the committed result files verifications/<slug>/<environment>.json.
-
-    Only current results count (they judged today's record and reproduction files in `root`, default the
-    folder's parent), and no skipped one: a stale result speaks for a record or a trigger that is gone.
-    """
-    out: dict[str, list[str]] = {}
-    if not folder.is_dir():
-        return out
-    root = root or folder.parent
-    hashes: dict[str, tuple[str | None, str | None]] = {}
-    for path in sorted(folder.glob("*/*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict) or data.get("verdict") == "skipped":
-            continue
-        slug = path.parent.name
-        if slug not in hashes:
-            hashes[slug] = current_hashes(root, slug)
-        if (data.get("recordHash"), data.get("reproductionHash")) != hashes[slug]:
-            continue
-        messages = data.get("observedMessages")
-        if isinstance(messages, list):
-            out.setdefault(slug, []).extend(m for m in messages if isinstance(m, str))
-    return out
+    """slug -> observed messages, from the committed result files verifications/<slug>/<environment>.json: only
+    those verifications.feeds_matcher lets through (current for the record and reproduction files in `root`,
+    default the folder's parent; signed by a key listed there; the trigger raised)."""
+    return verifications.observed_wordings(folder.parent, root)
 
 
 def _claimed_openings(pasted: paste_module.Paste, hit_openings: dict[int, str]) -> dict[int, set[str]]:

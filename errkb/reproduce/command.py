@@ -27,7 +27,8 @@ from . import plan
               help="Records run at once (default: the number of cores).")
 @click.option("--strict", is_flag=True,
               help="Fail on anything unexpected: every verdict but verified, and every skip the declared hardware "
-                   "(--gpus) does not explain. Without --gpus, every skip fails.")
+                   "(--gpus) does not explain. Without --gpus, every skip fails. Refuses to run without every "
+                   "sandbox protection.")
 @click.option("--gpus", type=click.IntRange(min=0), default=None,
               help="Declare the runner's hardware: this many CUDA devices (with --strict and --plan).")
 @click.option("--driver/--no-driver", default=None,
@@ -39,10 +40,14 @@ from . import plan
                    "expected), installing and running nothing. Needs --gpus.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON Lines: one result per line as each record finishes (progress stays on stderr).")
+@click.option("--sign", "sign_with", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="KEY",
+              help="Sign each result file with this maintainer's private key (its public half in keys/maintainers/).")
+@click.option("--trust-unsigned", is_flag=True, help="Let this machine's unsigned results count toward verdicts ($ERRKB_TRUST_UNSIGNED=1).")
 @click.pass_obj
 def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs: tuple[str, ...], refresh: bool,
               no_write: bool, jobs: int | None, strict: bool, gpus: int | None, driver: bool | None,
-              torch_build: str | None, plan_only: bool, as_json: bool) -> None:
+              torch_build: str | None, plan_only: bool, as_json: bool, sign_with: Path | None,
+              trust_unsigned: bool) -> None:
     """Prove each record's error and every claim it makes against the installed library (or --with releases).
 
     Runs reproductions/SLUG.py: trigger() must raise the documented error (or emit the documented warning)
@@ -64,8 +69,10 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
                  1 otherwise (or when a --with environment cannot be made; --plan: an unexpected skip),
                  2 for usage (no SLUG and no --all, both, an unknown SLUG, a --with that does not parse).
     """
-    from .. import store  # the harness loads only when the command runs
-    from . import environments, harness, history, report
+    from .. import readme_table, signing, store  # the harness loads only when the command runs
+    from ..lock import CatalogBusy
+    from ..problems import InvalidInput
+    from . import environments, harness, history, isolate, protections, report
     from .contract import ContractError, read_needs
 
     root = root or Path(".")
@@ -79,9 +86,19 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
             raise click.UsageError(f"no record {', '.join(map(repr, unknown))} in {root / store.RECORDS_DIR}{_suggestion(root, unknown)}")
         selected = list(dict.fromkeys(slugs))
     try:
-        wanted = [[environments.parse_spec(part.strip()) for part in spec.split(",") if part.strip()] for spec in with_specs]
+        wanted = [environments.parse_specs(spec) for spec in with_specs]
+        if wanted:
+            environments.env_root()  # a relative $ERRKB_ENV_DIR is refused before anything runs
     except environments.SpecError as exc:
         raise click.UsageError(str(exc)) from None
+
+    signer = None
+    if sign_with is not None:
+        try:
+            signer = signing.load_private_key(sign_with)
+            signing.listed_key(root, signer)
+        except InvalidInput as exc:
+            raise click.UsageError(str(exc)) from None
 
     needs_by_slug: dict[str, plan.Needs] = {}
     for slug in selected:
@@ -105,37 +122,45 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
     def say(text: str) -> None:
         click.echo(text, err=True)
 
-    db = history.open_history(root)
-    results, unmade = [], []
-    try:
-        with _exit_on_sigterm():
-            for requirements in wanted or [None]:
-                if requirements is None:
-                    environment = harness.Environment.probe(distributions=needed)
+    confined = isolate.machine_protections()
+    say(protections.summary(confined))
+    if strict and protections.missing(confined):
+        say(f"error: --strict refuses to run stages without {', '.join(protections.WHAT[k] for k in protections.missing(confined))}")
+        sys.exit(1)
+
+    results, unmade, unsaved = [], [], []
+    with _exit_on_sigterm():
+        for requirements in wanted or [None]:
+            if requirements is None:
+                environment = harness.Environment.probe(distributions=needed)
+            else:
+                prepared = environments.prepare(requirements, needed, refresh, say)
+                if prepared.problem:
+                    say(f"error: {prepared.problem}; skipping the records for {prepared.label}")
+                    unmade.append(prepared.label)
+                    environment = harness.Environment({}, None, prepared.label, prepared.problem)
                 else:
-                    prepared = environments.prepare(requirements, needed, refresh, say)
-                    if prepared.problem:
-                        say(f"error: {prepared.problem}; skipping the records for {prepared.label}")
-                        unmade.append(prepared.label)
-                        environment = harness.Environment({}, None, prepared.label, prepared.problem)
-                    else:
-                        environment = harness.Environment.probe(prepared.python, prepared.label, needed)
-                        environment = harness.Environment(environment.facts, prepared.python, prepared.label, None, prepared.unavailable)
-                        build = report.build_line(environment)
-                        say(f"environment {prepared.label}: {build}")
+                    environment = harness.Environment.probe(prepared.python, prepared.label, needed)
+                    environment = harness.Environment(environment.facts, prepared.python, prepared.label, None, prepared.unavailable)
+                    build = report.build_line(environment)
+                    say(f"environment {prepared.label}: {build}")
 
-                def keep(result, environment=environment):
-                    if environment.problem is None:  # an environment that was never made proves nothing
-                        history.keep(db, root, result, write_file=not no_write)
-                    if as_json:
-                        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+            def keep(result, environment=environment):
+                if environment.problem is None:  # an environment that was never made proves nothing
+                    try:
+                        history.keep(root, result, write_file=not no_write, signer=signer, trust_unsigned=trust_unsigned)
+                    except CatalogBusy as exc:
+                        say(f"error: the {result.verdict} result of {result.slug} was not saved: {exc}")
+                        unsaved.append(result.slug)
+                if as_json:
+                    click.echo(json.dumps(result.to_json(), ensure_ascii=False))
 
-                def progress(result, done, total, label=environment.label):
-                    say(report.progress_line(result, done, total, label if wanted else None))
+            def progress(result, done, total, label=environment.label):
+                say(report.progress_line(result, done, total, label if wanted else None))
 
-                results += harness.reproduce(root, selected, jobs=jobs, progress=progress, environment=environment, on_result=keep)
-    finally:
-        db.close()
+            results += harness.reproduce(root, selected, jobs=jobs, progress=progress, environment=environment, on_result=keep)
+    if not no_write and readme_table.refresh(root):
+        say(f"updated the coverage table of {root / readme_table.README}")
     outcomes = None
     if strict and hardware is not None:
         plans = {}
@@ -150,7 +175,7 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
     if hint:
         say(hint)
     passed = all(o != "failed" for o in outcomes) if outcomes is not None else all(r.passed(strict) for r in results)
-    sys.exit(0 if passed and not unmade else 1)
+    sys.exit(0 if passed and not unmade and not unsaved else 1)
 
 
 def _declared_hardware(gpus, driver, torch_build, wanted) -> plan.Hardware | None:

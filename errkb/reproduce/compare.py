@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ..model import Record
 from ..patterns import PatternError, pattern_matches
 from .libraries import Library
+from .native import site_problem
 
 VERIFIED = "verified"
 NOT_REPRODUCED = "not-reproduced"
@@ -73,6 +74,8 @@ class Observed:
     # Lines of every frame in the record's file: a record may name the line that decides to raise and
     # hands the message to a raising helper in the same file (DDP's _log_and_throw).
     lines_in_file: set[int] = field(default_factory=set)
+    native_problem: str | None = None  # why a C++ location in the message did not come from the library's code
+    cpp_file: str | None = None  # the C++ location's file as the message gives it (the build's path)
 
     @property
     def site(self) -> str | None:
@@ -89,7 +92,15 @@ class Observed:
 def observe_exception(exc: dict, record: Record, library: Library) -> Observed:
     seen = Observed("exception", exc["class"], exc["mro"], exc["message"], phase=exc.get("phase", "call"))
     _locate(seen, CPP_RAISE, exc.get("frames", []), record, library)
+    if is_native(record.filePath) and seen.site_file is not None:
+        frames = exc.get("frames") or [["?", "?", "?"]]
+        if exc.get("raised_by_python"):  # a `raise` statement, not a call into the library, raised it
+            seen.native_problem = f"a Python raise at {frames[-1][0]}:{frames[-1][1]} raised it, not the library's code"
+        else:
+            seen.native_problem = site_problem(library.location, seen.cpp_file or seen.site_file, seen.site_func)
     seen.problems = _problems(seen, record, library)
+    if seen.native_problem:
+        seen.problems.append(f"raise site: {seen.native_problem}")
     return seen
 
 
@@ -113,7 +124,7 @@ def _locate(seen: Observed, cpp_location: re.Pattern, frames: list, record: Reco
         seen.message = seen.message[: found.start()]
     if is_native(record.filePath):
         if found:
-            file = found["file"]
+            file = seen.cpp_file = found["file"]
             seen.site_file = record.filePath if path_matches(file, record.filePath) else file
             seen.site_line, seen.site_func = int(found["line"]), found.groupdict().get("func")
         return

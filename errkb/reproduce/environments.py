@@ -4,11 +4,15 @@ requested releases, errkb itself, and the other packages the reproductions' NEED
 Environments are made with uv (it hard-links from its cache, so ten PyTorch releases do not cost ten full copies)
 or, where uv is absent, with venv + pip (and say so). They live under $ERRKB_ENV_DIR (default: the user cache
 folder, e.g. ~/.cache/errkb/envs), one folder per set of requirements, and are reused until `--refresh`.
-A half-made environment is never left behind: it is built in a `.partial` folder and renamed when complete.
+A half-made environment is never left behind: it is built in a `.partial-PID` folder and renamed when complete.
+Runs that need the same environment at once take its file lock (`FOLDER.lock`, flock): one builds, the others
+wait and reuse it; whoever holds the lock first removes `.partial-*` folders a killed creation left.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -25,13 +29,23 @@ from packaging.version import Version
 
 MARKER = "errkb-env.json"
 INSTALL_TIMEOUT_S = 3600
+MAX_NAME, MAX_VERSION = 100, 64  # PyPI's longest names and versions are far shorter; a folder name must fit in 255 bytes
 
 
 class SpecError(ValueError):
-    """A --with value that is not NAME==VERSION."""
+    """A --with value that is not NAME==VERSION, or an unusable $ERRKB_ENV_DIR."""
+
+
+def parse_specs(text: str) -> list[Requirement]:
+    """One --with value: NAME==VERSION, or several comma-separated (one environment)."""
+    parts = [part.strip() for part in text.split(",")]
+    if not any(parts):
+        raise SpecError(f"--with {text!r} is empty: expected NAME==VERSION (e.g. torch==2.5.1)")
+    return [parse_spec(part) for part in parts if part]
 
 
 def parse_spec(text: str) -> Requirement:
+    """NAME==VERSION with the name canonicalised (`SIX==1.16.0` and `six==1.16.0` are one environment)."""
     try:
         requirement = Requirement(text)
     except InvalidRequirement as exc:
@@ -39,12 +53,18 @@ def parse_spec(text: str) -> Requirement:
     specifiers = list(requirement.specifier)
     if len(specifiers) != 1 or specifiers[0].operator != "==" or "*" in specifiers[0].version or requirement.extras or requirement.marker:
         raise SpecError(f"--with {text!r}: expected NAME==VERSION, one exact release (e.g. torch==2.5.1)")
-    return requirement
+    version = specifiers[0].version
+    if len(requirement.name) > MAX_NAME or len(version) > MAX_VERSION:
+        raise SpecError(f"--with {text[:80]!r}...: a name of at most {MAX_NAME} and a version of at most {MAX_VERSION} characters expected")
+    return Requirement(f"{canonicalize_name(requirement.name)}=={version}")
 
 
 def env_root() -> Path:
-    if os.environ.get("ERRKB_ENV_DIR"):
-        return Path(os.environ["ERRKB_ENV_DIR"])
+    configured = os.environ.get("ERRKB_ENV_DIR")
+    if configured:
+        if not Path(configured).is_absolute():
+            raise SpecError(f"$ERRKB_ENV_DIR={configured!r} is a relative path: stages run in other folders, expected an absolute path")
+        return Path(configured)
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("errkb")) / "envs"
@@ -101,11 +121,34 @@ def prepare(
     specifier, from the reproductions' NEEDS)."""
     label = " ".join(str(r) for r in wanted)
     pinned = {canonicalize_name(r.name) for r in wanted}
-    others = {name: spec for name, spec in sorted(others.items()) if canonicalize_name(name) not in pinned}
+    others = {canonicalize_name(name): spec for name, spec in sorted(others.items()) if canonicalize_name(name) not in pinned}
     others.update(era_constraints(wanted, others))
     key_text = json.dumps([sys.version_info[:2], sorted(map(str, wanted)), others], sort_keys=True)
     name = "-".join(f"{r.name}{r.specifier}".replace("==", "-") for r in wanted)
     folder = env_root() / f"{name}-py{sys.version_info[0]}.{sys.version_info[1]}-{hashlib.sha256(key_text.encode()).hexdigest()[:10]}"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(folder, label, say):
+        return _prepare_locked(folder, wanted, others, label, refresh, say)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path, label: str, say):
+    """Hold the environment's lock; a second run waits here (and then finds the environment made)."""
+    with open(folder.with_name(folder.name + ".lock"), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"environment {label}: another run is creating it; waiting")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _prepare_locked(folder: Path, wanted, others: dict[str, str], label: str, refresh: bool, say) -> Prepared:
+    for leftover in folder.parent.glob(folder.name + ".partial-*"):  # under the lock nobody is building them
+        shutil.rmtree(leftover, ignore_errors=True)
     marker = folder / MARKER
     if marker.is_file() and not refresh:
         facts = json.loads(marker.read_text(encoding="utf-8"))
@@ -117,7 +160,6 @@ def prepare(
         say("uv is not installed: making the environment with venv + pip (slower, and no shared cache): pip install uv")
     say(f"environment {label}: creating {folder} with {installer} (the first time downloads the packages)")
     partial = folder.with_name(folder.name + f".partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
     if refresh:
         shutil.rmtree(folder, ignore_errors=True)
     try:

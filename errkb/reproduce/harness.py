@@ -52,7 +52,8 @@ class Environment:
 
     @classmethod
     def probe(cls, python: str | None = None, label: str = "installed", distributions=()) -> "Environment":
-        return cls(isolate.probe_environment(python, probe_items(distributions)), python, label)
+        facts = isolate.probe_environment(python, probe_items(distributions))
+        return cls({**facts, "protections": isolate.machine_protections()}, python, label)
 
     @property
     def cuda_device_count(self) -> int:
@@ -245,17 +246,18 @@ class _Run:
             return self.end(NOT_REPRODUCED, f"invalid reproduction {shown}: {'; '.join(problems)}")
         self.gaps = claim_gaps(contract, record)
         self.contract_problems = list(self.gaps.values())
-        if self.library is None:
-            return self.end(NOT_REPRODUCED, f"unknown library: no installed package is known for repo {record.repo!r} "
-                                            f"(add it to LIBRARIES in errkb/reproduce/libraries.py)")
         needs = contract.needs
+        absent = missing_packages(needs, {name: self.environment.version(name) for name in needs.packages})
+        if self.library is None and not absent:
+            return self.end(NOT_REPRODUCED, f"unknown library: no distribution in {shown}'s NEEDS packages names repo "
+                                            f"{record.repo!r} (its metadata's URLs, or its name) and no table knows it")
         self.files_read = True
         self.packages = {name: self.environment.version(name) for name in needs.packages}
         if self.environment.problem:
             return self.end(SKIPPED, self.environment.problem)
         lacking = [*missing_hardware(needs, self.environment.facts), *missing_packages(needs, self.packages)]
         lacking += [self.environment.unavailable[name] for name in needs.packages if name in self.environment.unavailable]
-        if not self.library.installed and self.library.distribution not in needs.packages:
+        if self.library is not None and not self.library.installed and self.library.distribution not in needs.packages:
             lacking.append(f"needs {self.library.package} (the installed package of {record.repo}), not installed")
         lacking = [reason for reason in lacking if reason]
         if lacking:
@@ -389,6 +391,7 @@ class _Run:
                 "cudnn_version": facts.get("cudnn_version"),
                 "cpu": facts.get("cpu"),
                 "platform": facts.get("platform"),
+                "protections": facts.get("protections") or {},
             },
             expected=(
                 {key: getattr(record, key) for key in ("repo", "errorClass", "messagePattern", "filePath", "lineNumber")}

@@ -12,6 +12,7 @@ import json
 import os
 import secrets
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,9 +22,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..layout import DATABASE_FILE, RECORDS_DIR, REPRODUCTIONS_DIR
+from . import protections
 from .contract import ContractError, Needs, read_needs
+from .environments import errkb_checkout
 
 RUNNER = Path(__file__).with_name("runner.py")
+ERRKB_RECORD = Path(__file__).with_name("errkb_record.py")  # the runner loads it from its own folder
 SANDBOX = Path(__file__).with_name("sandbox.py")
 PROBE = Path(__file__).with_name("probe.py")
 STDERR_TAIL = 2000
@@ -79,8 +84,14 @@ class Limits:
         return f"{self.memory_bytes / 2**30:g} GiB"
 
 
+# What a stage must never hold: CI's OIDC and runtime tokens (with them a stage could sign forged results with
+# the workflow's identity), GitHub tokens, the maintainer's signing key.
+SECRETS = ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_RUNTIME_TOKEN", "GITHUB_TOKEN",
+           "GH_TOKEN", "ERRKB_SIGNING_KEY")
+
+
 def stage_environment(native: bool, threads: int | None) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {name: value for name, value in os.environ.items() if name not in SECRETS}
     env["PYTHONFAULTHANDLER"] = "1"
     if native:
         # C++ errors then end with "Exception raised from FUNC at FILE:LINE"; skipping addr2line keeps it fast.
@@ -106,18 +117,30 @@ def run_stage(
     nonce, token = secrets.token_hex(16), secrets.token_hex(8)
     with tempfile.TemporaryDirectory(prefix=f"errkb-{stage}-") as scratch:
         os.chmod(scratch, 0o700)
-        stage_process = _Stage(token, _Cgroup.make(limits.processes))
+        # The stage gets copies: it may rewrite them, never the files later stages or the harness read.
+        stage_dir, harness_dir = Path(scratch, "stage"), Path(scratch, "harness")
+        stage_dir.mkdir()
+        harness_dir.mkdir()
+        reproduction = Path(shutil.copy(path, stage_dir / path.name))
+        code = [shutil.copy(code_path, stage_dir / "record_code.json")] if code_path else []
+        for source in (RUNNER, ERRKB_RECORD):
+            shutil.copy(source, harness_dir)
+        stage_process = _Stage(token, _Cgroup.make(limits.processes), _MemoryCgroup.make(limits.memory_bytes))
+        sandboxed = protections.bwrap_problem() is None
         config = {
-            "cgroup": stage_process.cgroup.folder if stage_process.cgroup else None,
+            "cgroups": [c.folder for c in stage_process.cgroups],
             "memory_bytes": limits.memory_bytes,
             "memory_kind": limits.memory_kind,
             "nproc": None if stage_process.cgroup or os.geteuid() == 0 else _user_tasks() + limits.processes,
-            "read_only": protected_paths(path) if sandbox_mechanisms()["read_only"] else [],
+            "read_only": [] if sandboxed or not sandbox_mechanisms()["read_only"] else protected_paths(path),
+            "drop": not sandboxed,
         }
-        command = [
-            sys.executable, str(SANDBOX), json.dumps(config),
-            python or sys.executable, str(RUNNER), str(path), stage, *([str(code_path)] if code_path else []),
-        ]
+        stage_python = python or sys.executable
+        command = [stage_python, str(harness_dir / RUNNER.name), str(reproduction), stage, *map(str, code)]
+        if sandboxed:
+            hidden = protections.hidden_folders(path, errkb_checkout())
+            command = protections.bwrap_command(stage_dir, [harness_dir], hidden, stage_python) + command
+        command = [sys.executable, str(SANDBOX), json.dumps(config), *command]
         started = time.perf_counter()
         # A new session, so that Ctrl-C reaches the harness only; the stage's processes are found by its token.
         process = subprocess.Popen(
@@ -134,13 +157,17 @@ def run_stage(
             stage_process.kill_all()
             with _live_lock:
                 _live.pop(process, None)
-            if stage_process.cgroup:
-                stage_process.cgroup.remove()
+            for cgroup in stage_process.cgroups:
+                cgroup.remove()
         seconds = _since(started)
-    tail = err.text()[-STDERR_TAIL:]
+        if sandboxed and process.returncode is not None and process.returncode > 128:
+            process.returncode = 128 - process.returncode  # bwrap reports a child killed by signal N as 128+N
+    # The stage ran a copy: its frames, warnings and tracebacks name the reproduction where it really is.
+    copy, original = str(reproduction), str(path)
+    tail = err.text()[-STDERR_TAIL:].replace(copy, original)
     if timed_out:
         return StageRun(stage, "timeout", seconds, None, process.returncode, tail, err.total)
-    result = _parse(out.data) if not out.dropped else None
+    result = _renamed(_parse(out.data), copy, original) if not out.dropped else None
     if result is None or not secrets.compare_digest(str(result.pop("nonce", "")), nonce):
         status = "exited" if process.returncode == 0 else "crashed"
         return StageRun(stage, status, seconds, None, process.returncode, tail, err.total, _no_result_cause(process.returncode, out))
@@ -152,8 +179,6 @@ def run_stage(
 
 def protected_paths(reproduction: Path) -> list[str]:
     """What a stage must not change: its reproductions/ folder and, in a catalog, records/ and catalog.db."""
-    from ..store import DATABASE_FILE, RECORDS_DIR, REPRODUCTIONS_DIR
-
     folder = reproduction.parent
     paths = [folder]
     if folder.name == REPRODUCTIONS_DIR:
@@ -293,36 +318,46 @@ def _has_exited(process: subprocess.Popen) -> bool:
         return True
 
 
+@functools.lru_cache(maxsize=4)
+def _cgroup_base(controller: str) -> str | None:
+    """The folder of this process's cgroup of `controller`, when we may create cgroups in it."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, where = line.split(":", 2)
+        if controller in controllers.split(","):
+            folder = f"/sys/fs/cgroup/{controller}{where}"
+        elif controllers == "" and os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+            folder = f"/sys/fs/cgroup{where}"
+            try:  # v2: the controller must be enabled for our children
+                if controller not in Path(folder, "cgroup.subtree_control").read_text().split():
+                    continue
+            except OSError:
+                continue
+        else:
+            continue
+        if os.access(folder, os.W_OK) and os.path.exists(os.path.join(folder, "cgroup.procs")):
+            return folder
+    return None
+
+
 class _Cgroup:
     """A pids cgroup of one stage, where the machine lets us make one (cgroup v1, or v2 with pids delegated)."""
 
     counter = itertools.count()
+    CONTROLLER, LIMIT_FILES = "pids", ("pids.max",)
 
     def __init__(self, folder: str):
         self.folder = folder
 
-    @staticmethod
-    @functools.lru_cache(maxsize=1)
-    def base() -> str | None:
-        """The folder of this process's pids cgroup, when we may create cgroups in it."""
-        try:
-            lines = Path("/proc/self/cgroup").read_text().splitlines()
-        except OSError:
-            return None
-        for line in lines:
-            _, controllers, where = line.split(":", 2)
-            if "pids" in controllers.split(","):
-                folder = f"/sys/fs/cgroup/pids{where}"
-            elif controllers == "" and os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
-                folder = f"/sys/fs/cgroup{where}"
-            else:
-                continue
-            if os.access(folder, os.W_OK) and os.path.exists(os.path.join(folder, "cgroup.procs")):
-                return folder
-        return None
+    @classmethod
+    def base(cls) -> str | None:
+        return _cgroup_base(cls.CONTROLLER)
 
     @classmethod
-    def make(cls, processes: int) -> "_Cgroup | None":
+    def make(cls, limit: int) -> "_Cgroup | None":
         base = cls.base()
         if base is None:
             return None
@@ -331,13 +366,24 @@ class _Cgroup:
             os.mkdir(folder)
         except OSError:
             return None
-        try:
-            with open(os.path.join(folder, "pids.max"), "w") as handle:
-                handle.write(str(processes))
-        except OSError:
-            os.rmdir(folder)
+        for name in cls.LIMIT_FILES:  # the first that exists: v2's file, else v1's
+            try:
+                with open(os.path.join(folder, name), "w") as handle:
+                    handle.write(str(limit))
+                return cls(folder)
+            except OSError:
+                continue
+        os.rmdir(folder)
+        return None
+
+    @classmethod
+    def mechanism(cls) -> str | None:
+        """How this machine limits a stage tree by this controller, for people and result files."""
+        base = cls.base()
+        if base is None:
             return None
-        return cls(folder)
+        v1 = base.startswith(f"/sys/fs/cgroup/{cls.CONTROLLER}/") or base == f"/sys/fs/cgroup/{cls.CONTROLLER}"
+        return f"cgroup {'v1 ' + cls.LIMIT_FILES[-1] if v1 else 'v2 ' + cls.LIMIT_FILES[0]}"
 
     def pids(self) -> list[int]:
         try:
@@ -358,11 +404,24 @@ class _Cgroup:
                 time.sleep(0.01)
 
 
+class _MemoryCgroup(_Cgroup):
+    """A memory cgroup of one stage: one limit for all its processes and their /dev/shm (v2 memory.max, v1
+    memory.limit_in_bytes); where none can be made, only each process's RLIMIT_AS holds."""
+
+    CONTROLLER, LIMIT_FILES = "memory", ("memory.max", "memory.limit_in_bytes")
+
+
+def machine_protections() -> dict:
+    """What confines stages here (protections.active), probed once: recorded in every result file."""
+    return protections.active(_MemoryCgroup.mechanism(), _Cgroup.mechanism())
+
+
 class _Stage:
     """Every process of one stage: its cgroup's members, its descendants, and whatever carries its token."""
 
-    def __init__(self, token: str, cgroup: _Cgroup | None):
+    def __init__(self, token: str, cgroup: _Cgroup | None, memory: _Cgroup | None = None):
         self.token, self.cgroup = token, cgroup
+        self.cgroups = [c for c in (cgroup, memory) if c]
         self.process: subprocess.Popen | None = None  # the stage's first process
         self._marker = f"{STAGE_TOKEN}={token}".encode()
 
@@ -468,6 +527,17 @@ def _parse(out: bytes):
     except (UnicodeDecodeError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def _renamed(value, old: str, new: str):
+    """`value` (the runner's JSON) with every string's `old` path replaced by `new`."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [_renamed(item, old, new) for item in value]
+    if isinstance(value, dict):
+        return {key: _renamed(item, old, new) for key, item in value.items()}
+    return value
 
 
 def _tail(data: bytes) -> str:

@@ -42,6 +42,36 @@ def location_of(package: str) -> str | None:
     return None
 
 
+def project_urls(dist) -> list[str]:
+    """The URLs a distribution's metadata gives (Project-URL entries, Home-page): where its repository is named."""
+    meta = dist.metadata
+    urls = [value.split(",", 1)[-1].strip() for value in meta.get_all("Project-URL") or []]
+    return urls + ([meta["Home-page"]] if meta.get("Home-page") else [])
+
+
+def top_level_packages(dist) -> list[str]:
+    """The import names a distribution installs (top_level.txt, else the first part of its files' paths)."""
+    named = (dist.read_text("top_level.txt") or "").split()
+    if named:
+        return named
+    tops = []
+    for file in dist.files or []:
+        first = str(file).split("/", 1)[0]
+        name = first[:-3] if first.endswith(".py") else first if "/" in str(file) else None
+        if name and name.isidentifier() and not first.endswith((".dist-info", ".data")) and name not in tops:
+            tops.append(name)
+    return tops
+
+
+def distribution_facts(distribution: str) -> dict | None:
+    """What a record's library can be found by, when no table names it: its packages and repository URLs."""
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return {"packages": top_level_packages(dist), "urls": project_urls(dist)}
+
+
 def cpu_name() -> str | None:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
@@ -101,13 +131,20 @@ def probe(wanted: list[str]) -> dict:
     found = {
         "torch": version_of("torch"), "cuda_device_count": 0, "cuda_devices": [], "cuda_version": None,
         "cudnn_version": None, "error": None, "python": platform.python_version(), "platform": platform.platform(),
-        "cpu": cpu_name(), "cpu_count": os.cpu_count(), "packages": {}, "locations": {},
+        "cpu": cpu_name(), "cpu_count": os.cpu_count(), "packages": {}, "locations": {}, "distributions": {},
     }
     for item in wanted:
         package, _, distribution = item.partition("=")
-        found["locations"][package] = location_of(package)
+        if package:
+            found["locations"][package] = location_of(package)
         if distribution:
             found["packages"][distribution] = version_of(distribution)
+        if distribution and not package:  # a distribution no table knows: how to find its package and repository
+            facts = distribution_facts(distribution)
+            if facts:
+                found["distributions"][distribution] = facts
+                for top in facts["packages"]:
+                    found["locations"][top] = location_of(top)
     torch_build(found)
     found["nvidia_driver"] = nvidia_driver()
     gpus(found)

@@ -15,6 +15,7 @@ deciding what they mean against the record is compare.py's job, in the parent.
 
 from __future__ import annotations
 
+import dis
 import faulthandler
 import importlib.util
 import json
@@ -59,7 +60,23 @@ def describe_exception(exc: BaseException, phase: str) -> dict:
         "message": text_of(exc),
         "frames": [[f.filename, f.lineno, f.name] for f in frames],
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-MAX_TEXT:],
+        "raised_by_python": raised_by_python(exc),
     }
+
+
+RAISING = {dis.opmap["RAISE_VARARGS"], dis.opmap["RERAISE"]}
+
+
+def raised_by_python(exc: BaseException) -> bool:
+    """Whether a `raise` statement raised it (the innermost frame stopped at a raise instruction), rather than a
+    call into compiled code: PyTorch's C++ errors come out of a call."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code.co_code
+    return 0 <= tb.tb_lasti < len(code) and code[tb.tb_lasti] in RAISING
 
 
 class WarningCollector:

@@ -4,15 +4,17 @@
     python errkb/reproduce/sandbox.py --probe                    # print which mechanisms work here (JSON)
 
 Standard library only and run by path (like runner.py), in the stage's own single-threaded process, before it
-execs the runner; isolate.py decides the configuration and watches the result. What it does, in order:
-1. joins the stage's cgroup (isolate.py made it, with `pids.max`), so that every descendant, even one that
-   called setsid, stays countable and killable;
+execs bubblewrap (protections.py: the file system, pid namespace and /dev/shm) or, where bubblewrap cannot run,
+the runner itself; isolate.py decides the configuration and watches the result. What it does, in order:
+1. joins the stage's cgroups (isolate.py made them: `pids.max`, and `memory.max` or `memory.limit_in_bytes`
+   for the whole tree), so that every descendant, even one that called setsid, stays countable and killable;
 2. sets rlimits: memory (RLIMIT_AS, or RLIMIT_DATA for CUDA stages, whose driver reserves far more address
    space than it uses), no core files, and RLIMIT_NPROC as the process limit where no cgroup could be made
    (it counts all of one user's processes, and root ignores it);
-3. makes the catalog read-only for the stage: a private mount namespace (a user namespace too when not root)
+3. only without bubblewrap: makes the catalog read-only for the stage: a private mount namespace (a user namespace too when not root)
    in which records/, reproductions/ and catalog.db are bind-mounted read-only onto themselves;
-4. drops every capability from the bounding set and sets no_new_privs, so the exec'd stage, even as root,
+4. only without bubblewrap (which does it itself): drops every capability from the bounding set and sets
+   no_new_privs, so the exec'd stage, even as root,
    cannot remount them writable, reach the harness's mounts through /proc/PID/root, or regain privileges.
 A step whose mechanism the machine lacks is skipped; `--probe` says which ones work, and isolate.py records it.
 """
@@ -95,12 +97,14 @@ def drop_privileges() -> None:
 
 
 def confine(config: dict) -> None:
-    join_cgroup(config.get("cgroup"))
+    for folder in [config.get("cgroup"), *config.get("cgroups", [])]:
+        join_cgroup(folder)
     set_limits(config.get("memory_bytes"), config.get("memory_kind", "as"), config.get("nproc"))
     if config.get("read_only"):
         enter_private_mounts()
         make_read_only(config["read_only"])
-    drop_privileges()
+    if config.get("drop", True):  # not before bubblewrap, which needs its capabilities and drops them itself
+        drop_privileges()
 
 
 def probe() -> dict:

@@ -17,7 +17,7 @@ from datasette.utils.asgi import Response, asgi_static
 from jinja2 import ChoiceLoader, FileSystemLoader
 from markupsafe import Markup
 
-from . import matching, metadata, present, queries, urls, views
+from . import guards, matching, metadata, present, queries, urls, views
 from .facets import SampledColumnFacet
 from .tags import TagsFacet, tag_filter
 from .themes import ThemeFacet, theme_filter
@@ -50,6 +50,7 @@ MMAP_BYTES = 4 * 1024**3
 def prepare_connection(conn, database, datasette):
     # Datasette's time limit interrupts long queries between steps; one huge value is a single step.
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_SQL_LENGTH)
+    guards.bound_printf(conn)  # printf('%.*c', 2147483647, 'x'): one step of seconds, out of the time limit's reach
     # Read pages through a memory map instead of a read() per page: a search that touches tens of thousands of
     # rows of a large catalog runs about twice as fast. Address space only; the OS shares the pages.
     conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
@@ -57,35 +58,41 @@ def prepare_connection(conn, database, datasette):
 
 @hookimpl
 def asgi_wrapper(datasette):
-    """A POSTed paste larger than matching.MAX_BODY_BYTES is refused (413) before anything reads it whole."""
+    """The paste bound (bounded_paste) inside errkb's request guards (guards.py)."""
 
     def wrap(app):
-        async def bounded(scope, receive, send):
-            if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].endswith("/-/errkb/match"):
-                return await app(scope, receive, send)
-            body, more = bytearray(), True
-            while more:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return None
-                body += message.get("body", b"")
-                more = message.get("more_body", False)
-                if len(body) > matching.MAX_BODY_BYTES:
-                    return await _too_large(send)
-            replayed = False
-
-            async def replay():
-                nonlocal replayed
-                if replayed:
-                    return await receive()
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-
-            return await app(scope, replay, send)
-
-        return bounded
+        return guards.request_guard(bounded_paste(app))
 
     return wrap
+
+
+def bounded_paste(app):
+    """A POSTed paste larger than matching.MAX_BODY_BYTES is refused (413) before anything reads it whole."""
+
+    async def bounded(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].endswith("/-/errkb/match"):
+            return await app(scope, receive, send)
+        body, more = bytearray(), True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > matching.MAX_BODY_BYTES:
+                return await _too_large(send)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        return await app(scope, replay, send)
+
+    return bounded
 
 
 async def _too_large(send) -> None:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import click
 
-from .. import catalog
+from .. import writes
 from ..problems import InvalidInput
 from ..store import DATABASE_FILE
+from . import guards
 
 SETTINGS = {"suggest_facets": False}  # suggestions cost ~3 s per table page at 100k records
 
@@ -55,7 +56,7 @@ def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
     background = db_path.exists() and _writable(root)
     if not background:
         try:
-            report = catalog.build(root)
+            report = writes.build(root)
         except InvalidInput as exc:
             for problem in exc.problems:
                 click.echo(f"error: {problem}", err=True)
@@ -94,7 +95,8 @@ def serve(ctx: click.Context, host: str, port: int, open_browser: bool) -> None:
         import webbrowser
 
         webbrowser.open(url)
-    uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
+    hosts = guards.allowed_hosts(host, port) if is_loopback(host) else None  # DNS rebinding targets local servers
+    uvicorn.run(guards.host_check(ds.app(), hosts), host=host, port=port, log_level="warning", lifespan="on")
 
 
 def _writable(root: Path) -> bool:

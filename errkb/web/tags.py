@@ -49,6 +49,7 @@ class TagsFacet(Facet):
         results, timed_out = [], []
         size = self.get_facet_size()
         selected_tags = set(self.request.args.getlist(PARAM))
+        sample = None  # no tags facet on this table: nothing sampled
         for item in self.get_configs():
             column = item["config"].get("column") or item["config"]["simple"]
             if self.table != "records" or column != "tags":
