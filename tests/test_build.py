@@ -6,6 +6,7 @@ import shutil
 from sqlite_utils import Database
 
 from conftest import REPO, SEED_RECORD, SEED_SLUG, run_cli, tree_digest
+from errkb.store import file_hash
 
 EXAMPLES = REPO / "tests" / "examples"
 
@@ -88,7 +89,9 @@ def test_file_name_must_match_slug(seeded_root):
 
 def test_full_rebuild_keeps_reproduction_history(seeded_root):
     db = Database(seeded_root / "catalog.db")
-    db["reproduction_runs"].insert({"slug": SEED_SLUG, "verdict": "verified", "started_at": "2026-11-29T15:00:00Z", "ran_at": "local"})
+    record_hash = file_hash(seeded_root / "records" / f"{SEED_SLUG}.json")  # a run of today's record, not a stale one
+    db["reproduction_runs"].insert({"slug": SEED_SLUG, "verdict": "verified", "started_at": "2026-11-29T15:00:00Z",
+                                    "ran_at": "local", "record_hash": record_hash}, alter=True)
     db.close()
     # a run kept without a result file is unsigned: it counts on a machine that trusts its own runs
     result = run_cli("build", "--full", "--trust-unsigned", root=seeded_root)
