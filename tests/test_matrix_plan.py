@@ -84,22 +84,25 @@ def test_every_cell_of_the_workflow_plans_without_an_unexpected_skip(catalog):
 
 
 def test_the_coverage_check_can_fail(catalog):
-    """A record that needs three GPUs runs in no cell; one that needs a library no runner has is unexpected."""
-    write_catalog(catalog / "planted", [
-        Case("needs-three-gpus", "needs_two_gpus.py", {}, "skipped", ""),
-        Case("needs-missing-library", "needs_missing_library.py", {}, "skipped", ""),
-    ])
-    for slug in ("needs-three-gpus", "needs-missing-library"):
-        shutil.move(catalog / "planted" / "records" / f"{slug}.json", catalog / "records")
-        shutil.move(catalog / "planted" / "reproductions" / f"{slug}.py", catalog / "reproductions")
+    """A record that needs three GPUs runs in no cell, and the check says so."""
+    write_catalog(catalog / "planted", [Case("needs-three-gpus", "needs_two_gpus.py", {}, "skipped", "")])
+    shutil.move(catalog / "planted" / "records" / "needs-three-gpus.json", catalog / "records")
     three = catalog / "reproductions" / "needs-three-gpus.py"
+    shutil.move(catalog / "planted" / "reproductions" / "needs-three-gpus.py", three)
     three.write_text(three.read_text(encoding="utf-8").replace('"cuda_devices": 2', '"cuda_devices": 3'), encoding="utf-8")
-    cells = workflow_cells()
-    problems = coverage_problems(plan_cells(catalog, cells), gpu_records(catalog))
-    assert "needs-three-gpus runs in no cell" in problems
-    assert any(p.startswith("needs-missing-library skipped unexpectedly") for p in problems)
-    # In a --with cell the environment installs what NEEDS asks, so only there would it show: the plan cannot know
-    # offline that the index lacks it. The installed (CPU build) cell says so at once.
+    problems = coverage_problems(plan_cells(catalog, workflow_cells()), gpu_records(catalog))
+    assert problems == ["needs-three-gpus runs in no cell"]
+
+
+def test_a_library_the_installed_environment_lacks_is_an_unexpected_skip(catalog):
+    """Without --with, the installed packages decide; one the reproductions need and nobody installed is not
+    explained by any hardware. (In a cell's --with environment the library is installed, or the run says why not.)"""
+    write_catalog(catalog / "planted", [Case("needs-missing-library", "needs_missing_library.py", {}, "skipped", "")])
+    shutil.move(catalog / "planted" / "records" / "needs-missing-library.json", catalog / "records")
+    shutil.move(catalog / "planted" / "reproductions" / "needs-missing-library.py", catalog / "reproductions")
+    result = run_cli("reproduce", "needs-missing-library", "--plan", "--gpus", "0", "--torch-build", "cpu", root=catalog)
+    assert result.exit_code == 1
+    assert "SKIP (UNEXPECTED): needs errkb-no-such-library>=1, which will not be installed" in result.stdout
 
 
 def test_the_matrix_file_is_the_one_source():
@@ -150,14 +153,15 @@ def job(root: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(JOB), "cpu", installed_cpu_release(), "cpu"], capture_output=True, text=True, env=env, timeout=900)
 
 
-WARNING = Case("warning", "softmax_warning.py", softmax_warning(r"Implicit dimension choice for \w+ has been deprecated", SOFTMAX_MESSAGE), "verified", "")
+SOFTMAX = softmax_warning(r"Implicit dimension choice for \w+ has been deprecated", SOFTMAX_MESSAGE)
+WARNING = Case("warning", "softmax_warning.py", SOFTMAX, "verified", "")
 TWO_GPUS = Case("needs-two-gpus", "needs_two_gpus.py", {}, "skipped", "")
 
 
 @pytest.mark.skipif(installed_cpu_release() is None, reason="the job's CPU-build cell needs a CPU build of torch")
 @pytest.mark.parametrize("extra, code, says", [
     (None, 0, "expected skips (1, explained by 0 GPU(s), no NVIDIA driver, a CPU build of torch):\n  needs-two-gpus: needs 2 CUDA devices, found 0"),
-    (Case("does-nothing", "does_nothing.py", {}, "not-reproduced", ""), 1, "failed (1):\n  does-nothing: not-reproduced"),
+    (Case("does-nothing", "does_nothing.py", SOFTMAX, "not-reproduced", ""), 1, "failed (1):\n  does-nothing: not-reproduced"),
     (Case("needs-missing-library", "needs_missing_library.py", {}, "skipped", ""), 1,
      "failed (1):\n  needs-missing-library: skipped: needs errkb-no-such-library>=1, not installed"),
 ], ids=["expected-skips-pass", "planted-failure", "unexpected-skip"])
