@@ -116,8 +116,10 @@ def bwrap_command(writable: Path, readable: list[Path], hidden: list[str], pytho
         args += ["--dev-bind-try", str(device), str(device)]
     for folder in hidden:
         args += ["--tmpfs", folder]
-    prefix = Path(python).parent.parent  # the environment the stage's Python belongs to (a venv inside the checkout)
-    if any(prefix.resolve().is_relative_to(folder) for folder in hidden):
+    # The environment the stage's Python belongs to, re-bound read-only where a mount above hid it: a venv inside the
+    # checkout, or an `errkb reproduce --with` environment under /tmp ($ERRKB_ENV_DIR there: the private /tmp is empty)
+    prefix = Path(python).parent.parent
+    if any(place.is_relative_to(folder) for place in (prefix, prefix.resolve()) for folder in [*hidden, "/tmp", "/dev/shm"]):
         args += ["--ro-bind", str(prefix), str(prefix)]
     for folder in hidden:  # empty and read-only: nothing planted there outlives the stage or misleads it
         args += ["--remount-ro", folder]
