@@ -17,7 +17,7 @@ from .terminal import inert, inert_json
 from .validate import check_files, load_envelope
 from .coverage import duplicate_ids, missing_reproductions, reproduction_path
 from .run import verification
-from .draft.stubs import reproduction_stub_problems, slug_of
+from .draft.stubs import reproduction_stub_problems
 from .matching.command import catalog_root
 from .reproduce.command import reproduce
 
@@ -36,7 +36,24 @@ class Group(click.Group):
         rows = [(name, command.get_short_help_str(limit=10_000)) for name, command in commands if command and not command.hidden]
         if rows:
             with formatter.section("Commands"):
-                formatter.write_dl(rows)
+                _write_dl(formatter, rows)
+
+
+def _write_dl(formatter: click.HelpFormatter, rows: list[tuple[str, str]], col_max: int = 30, spacing: int = 2) -> None:
+    """click's write_dl, but a summary is wrapped only between words: never inside "TODO(errkb-draft)" or a
+    hyphenated word, which click's wrapper splits at the hyphen."""
+    first_col = min(max(len(name) for name, _ in rows), col_max) + spacing
+    text_width = max(formatter.width - first_col - 2, 10)
+    indent = " " * formatter.current_indent
+    for name, summary in rows:
+        lines = textwrap.wrap(summary, text_width, break_on_hyphens=False, break_long_words=False)
+        if len(name) <= first_col - spacing:
+            formatter.write(f"{indent}{name:<{first_col}}")
+        else:
+            formatter.write(f"{indent}{name}\n{indent}{' ' * first_col}")
+        formatter.write(f"{lines[0]}\n" if lines else "\n")
+        for line in lines[1:]:
+            formatter.write(f"{indent}{' ' * first_col}{line}\n")
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,9 +84,6 @@ def add(root: Path, paths: tuple[Path, ...], replace: bool) -> None:
     files = _expand(paths)
     if not files:
         fail([f"no *.json file in {', '.join(map(str, paths))}"])
-    stubs = [p for file in files if slug_of(file) for p in reproduction_stub_problems(reproduction_path(root, slug_of(file)))]
-    if stubs:
-        fail(stubs)
     try:
         results = writes.add_files(root, files, replace)
     except InvalidInput as exc:

@@ -12,9 +12,12 @@ import contextlib
 from pathlib import Path
 
 from . import catalog, runs, signing, store, verifications
+from .coverage import reproduction_path
+from .draft.stubs import reproduction_stub_problems
 from .layout import DATABASE_FILE, content_hash
 from .lock import catalog_lock
 from .matching import index
+from .problems import InvalidInput
 from .verifications import Verification
 
 
@@ -31,10 +34,15 @@ def add_files(root: Path, files: list[Path], replace: bool = False) -> list[stor
     checks still hold when the files are written. Each database row is made from the exact bytes written, and
     the match index takes the new records in the same transaction. A record whose file is already there is
     `unchanged` only when catalog.db has it too; otherwise its row is written and it is reported as `indexed`.
+    A record whose reproduction still carries a draft stub is refused (InvalidInput): its slug is taken from
+    the validated record, so a file is read once, bounded, and never before it is checked.
     """
     root.mkdir(parents=True, exist_ok=True)
     with catalog_lock(root):  # which also removes dead writers' temp files
         plan = store.plan_add(root, files, replace)
+        stubs = [p for envelope, _ in plan for p in reproduction_stub_problems(reproduction_path(root, envelope.record.slug))]
+        if stubs:
+            raise InvalidInput(stubs)
         writes, rows = [], []
         for envelope, result in plan:
             if result.status == "unchanged":

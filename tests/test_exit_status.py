@@ -64,6 +64,8 @@ def cases(root, broken, empty, tmp_path) -> list[tuple[str, int, list[str], str 
         ("build", 0, ["--root", str(root), "build"], None),
         ("build", 1, ["--root", str(broken), "build"], None),
         ("build", 2, ["--root", str(root), "build", "--banana"], None),
+        ("draft", 1, ["--root", str(root), "draft", "--", "ls"], None),
+        ("draft", 2, ["--root", str(root), "draft", "--timeout", "banana", "--", "python", str(paste)], None),
         ("list", 0, ["--root", str(root), "list", "--tag", "no-such-tag"], None),
         ("list", 1, ["--root", str(broken), "list"], None),
         ("list", 2, ["--root", str(root), "list", "--verdict", "banana"], None),
@@ -81,6 +83,9 @@ def cases(root, broken, empty, tmp_path) -> list[tuple[str, int, list[str], str 
         ("show", 0, ["--root", str(root), "show", SEED_SLUG], None),
         ("show", 1, ["--root", str(broken), "show", SEED_SLUG], None),
         ("show", 2, ["--root", str(root), "show", "no-such-record"], None),
+        ("sign", 0, ["--root", str(root), "sign", "--new-key", "tester", "--key", str(tmp_path / "tester.pem"), "--all"], None),
+        ("sign", 1, ["--root", str(root), "sign", "--key", str(tmp_path / "missing.pem"), "--all"], None),
+        ("sign", 2, ["--root", str(root), "sign", "--key", str(tmp_path / "tester.pem")], None),
         ("validate", 0, ["--root", str(empty), "validate", str(REPO / "tests" / "examples" / "valid" / "seed-bare.json")], None),
         ("validate", 1, ["--root", str(empty), "validate", str(invalid)], None),
         ("validate", 2, ["validate", str(tmp_path / "missing")], None),
@@ -101,9 +106,9 @@ def test_each_documented_status_is_what_the_command_returns(root, broken, tmp_pa
         checked.add((command, status))
     undocumented_cases = {(name, status) for name, cells in table.items() for status, cell in enumerate(cells) if cell} - checked
     # run passes the command's status through (tested below); mcp and serve end when stopped; reproduce's 0 and 1
-    # need real runs (tests/test_reproduce.py)
+    # and draft's 0 need real runs (tests/test_reproduce.py, tests/test_draft.py)
     assert undocumented_cases <= {("run", 0), ("run", 1), ("run", 2), ("mcp", 0), ("serve", 0), ("serve", 1),
-                                  ("reproduce", 0), ("reproduce", 1)}
+                                  ("reproduce", 0), ("reproduce", 1), ("draft", 0)}
 
 
 @pytest.mark.parametrize("status", [0, 1, 2, 3])

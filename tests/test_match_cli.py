@@ -47,12 +47,13 @@ def test_json_output_best_first(root):
 
 
 def test_json_output_of_two_matches_is_sorted_by_score(root):
-    """One load_state_dict error explained by two records (prefixed keys, and a size mismatch): both above
-    the threshold, in the same place of the paste, the closer one first."""
+    """One load_state_dict error explained by three records (prefixed keys, a size mismatch, and the generic
+    missing/unexpected keys): all above the threshold, in the same place of the paste, the closest first."""
     result = run(root, "--json", RANKING / "state-dict-prefix-and-size-mismatch.txt")
     found = json.loads(result.output)
-    assert [m["slug"] for m in found] == ["state-dict-keys-have-module-prefix", "state-dict-size-mismatch"]
-    assert found[0]["score"] > found[1]["score"]
+    assert [m["slug"] for m in found] == ["state-dict-keys-have-module-prefix", "state-dict-size-mismatch",
+                                          "state-dict-missing-or-unexpected-keys"]
+    assert found[0]["score"] > found[1]["score"] > found[2]["score"]
 
 
 def test_no_match_is_an_empty_list_and_exit_status_1(root):

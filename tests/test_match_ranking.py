@@ -162,10 +162,13 @@ SEVERAL = {
         ("crf-forward-size-mismatch", "earlier"),
         ("broadcast-tensor-size-must-match", "earlier"),  # the generic broadcasting record explains it too
     ],
-    # One message two records explain: prefixed keys and a size mismatch in the same load_state_dict error.
+    # One message three records explain: prefixed keys and a size mismatch in the same load_state_dict error,
+    # then the generic missing/unexpected-keys record: true of the Missing/Unexpected lines (checkpoint names
+    # that do not line up with the model's), but the "module." prefix is the closer cause, so it comes last.
     "state-dict-prefix-and-size-mismatch.txt": [
         ("state-dict-keys-have-module-prefix", "final"),
         ("state-dict-size-mismatch", "final"),
+        ("state-dict-missing-or-unexpected-keys", "final"),
     ],
 }
 
