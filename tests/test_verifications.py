@@ -262,17 +262,18 @@ def test_a_no_write_run_of_a_reproduction_since_reverted_does_not_decide(catalog
 
 def test_a_run_kept_without_a_file_for_an_older_record_does_not_decide(catalog):
     """A run kept only as a row (`reproduce --no-write` writes no result file): once the record is edited, it
-    judged an older record and sets no verdict."""
-    assert run_cli("build", root=catalog).exit_code == 0
+    judged an older record and sets no verdict. Such a run is local and unsigned, so it counts only with
+    --trust-unsigned; the build after the edit trusts it too, so what it lacks is being current, not trust."""
+    assert run_cli("build", "--trust-unsigned", root=catalog).exit_code == 0
     db = Database(catalog / "catalog.db")
-    runs.store_result(db, catalog, verifications.Verification.model_validate(result(catalog)), None)
+    runs.store_result(db, catalog, verifications.Verification.model_validate(result(catalog)), None, trust_unsigned=True)
     db.close()
     assert verdict_row(catalog)[0] == "verified"  # it decides while the record is the one it judged
     record = catalog / "records" / f"{SEED_SLUG}.json"
     envelope = json.loads(record.read_text())
     envelope["record"]["preventionTips"].append("Check the tagger's crf flag before choosing devices")
     record.write_text(json.dumps(envelope, indent=2))
-    assert run_cli("build", root=catalog).exit_code == 0
+    assert run_cli("build", "--trust-unsigned", root=catalog).exit_code == 0
     assert verdict_row(catalog) == (None, None)
 
 

@@ -14,6 +14,7 @@ from web_support import (
 )
 
 from errkb import catalog
+from errkb.web.browse import PAGE_SIZE
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -115,7 +116,12 @@ def test_records_view_fits_the_screen(tmp_path, browser, width):
             expect(page).to_have_url(f"{base}/-/errkb/records")
             page.wait_for_load_state("load")  # the stylesheet applied before anything is measured
             rows = page.locator("table.errkb-records tbody tr")
-            expect(rows).to_have_count(len(list((root / "records").glob("*.json"))))
+            # A page of PAGE_SIZE records, the total above them, a link to the next page below.
+            total = len(list((root / "records").glob("*.json")))
+            assert total > PAGE_SIZE
+            expect(rows).to_have_count(PAGE_SIZE)
+            expect(page.locator("a[rel=next]")).to_be_visible()
+            expect(page.locator("body")).to_contain_text(f"{total} records")
             # No sideways scrolling of the page, whatever the width: long text is not in the table.
             assert page.evaluate("document.documentElement.scrollWidth") <= width
             expect(page.locator("table.errkb-records")).not_to_contain_text("def build_criterion")

@@ -135,40 +135,61 @@ XSS_RESULT_FIELDS_SHOWN = ["reason", "drift", "variant", "library", "python", "g
 
 
 def write_xss_results(root: Path) -> list[Path]:
-    """Two result files for the probe with markup in every free-text field: one current (verified, the newest
-    run of the catalog, so the home page lists it), one for an earlier version of the record."""
-    from errkb import verifications
+    """Two signed result files for the probe with markup in every free-text field: one current (verified, the
+    newest run of the catalog, so the home page lists it), one for an earlier version of the record. Both are
+    consistent results as the build demands (errkb/verifications.py `consistency_problems`): the environment key
+    derived from the file's packages, Python and GPUs, a start time not in the future, a stage for every claim of
+    the record, observed messages that a stage saw. The key pair is a throwaway one of this root's, its private
+    half beside the root."""
+    from datetime import datetime, timedelta, timezone
+
+    from errkb import signing, verifications
     from errkb.store import file_hash
 
-    def result(environment: str, record_hash: str, verdict: str, started: str) -> verifications.Verification:
+    claims = [("solution", 1), ("solution", 2), ("exampleFix", None), ("validationCode", None), ("typeGuard", None),
+              ("tryCatchPattern", None)]
+    observed = f"Probe {markup('observedMessages')}"
+
+    def result(record_hash: str, verdict: str, started: str, gpus: list[str]) -> verifications.Verification:
+        packages = {"hanlp": markup("packages"), "torch": "2.13.0"}
+        python = f"3.11.{markup('python')}"  # no dots in the markup: the key's Python is still py3.11
         return verifications.Verification.model_validate({
-            "schemaVersion": 1, "slug": XSS_SLUG, "environment": environment,
+            "schemaVersion": 1, "slug": XSS_SLUG, "environment": verifications.environment_key(packages, python, gpus),
             "recordHash": record_hash, "reproductionHash": None, "verdict": verdict, "reason": markup("reason"),
             "failedClaim": markup("failedClaim"), "drift": markup("drift"),
             "stages": [{
                 "stage": "trigger", "function": markup("function"), "outcome": "raised", "seconds": 1.0,
                 "variant": markup("variant"), "kind": "exception", "exceptionClass": "ValueError",
-                "message": markup("message"), "raiseSite": markup("raiseSite"),
+                "message": observed, "raiseSite": markup("raiseSite"),
                 "warnings": [{"class": "UserWarning", "message": markup("warning"), "location": markup("location")}],
                 "executed": [],
-            }],
-            "claims": [
-                {"kind": "solution", "index": 1, "verdict": "verified", "reason": markup("claims")},
-                {"kind": "exampleFix", "verdict": "verified", "reason": markup("claims")},
-            ],
-            "packages": {"hanlp": markup("packages"), "torch": "2.13.0"}, "library": markup("library"),
-            "python": markup("python"), "torchGitVersion": markup("torchGitVersion"), "torchBuild": markup("torchBuild"),
-            "hardware": {"cpu": markup("cpu"), "cpuCount": 2, "gpus": [markup("gpus")], "gpuCount": 1, "cuda": markup("cuda")},
+            }, *[{
+                "stage": f"solution {index}" if kind == "solution" else kind, "function": markup("function"),
+                "outcome": "returned", "seconds": 1.0, "message": markup("message"),
+            } for kind, index in claims]],
+            "claims": [{"kind": kind, "index": index, "verdict": "verified", "reason": markup("claims")}
+                       for kind, index in claims],
+            "packages": packages, "library": markup("library"), "python": python,
+            "torchGitVersion": markup("torchGitVersion"), "torchBuild": markup("torchBuild"),
+            "hardware": {"cpu": markup("cpu"), "cpuCount": 2, "gpus": gpus, "gpuCount": len(gpus), "cuda": markup("cuda")},
             "os": markup("os"), "startedAt": started, "seconds": 1.0, "errkbVersion": markup("errkbVersion"),
             "ranAt": {"kind": "github-actions", "url": "javascript:alert(1)"},
-            "observedMessages": [f"Probe {markup('observedMessages')}"],
+            "observedMessages": [observed],
         })
 
+    private = root.parent / f"{root.name}-probe-maintainer.pem"
+    if not private.exists():
+        signing.generate_key(private, root / signing.KEYS_DIR / "probe-maintainer.pub")
+    signer = signing.load_private_key(private)
+    now = (datetime.now(timezone.utc) - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")  # the newest run
     current = file_hash(root / "records" / f"{XSS_SLUG}.json")
-    return [
-        verifications.write(root, result("probe-current_py3.11_cuda1x-probe", current, "verified", "2099-01-01T00:00:00Z")),
-        verifications.write(root, result("probe-earlier_py3.11_cpu", "0" * 64, "fix-failed", "2026-01-01T00:00:00Z")),
+    paths = [
+        verifications.write(root, result(current, "verified", now, [markup("gpus")])),
+        verifications.write(root, result("0" * 64, "fix-failed", "2026-01-01T00:00:00Z", [])),
     ]
+    for path in paths:
+        signing.sign(root, path, signer)
+    return paths
 
 
 def add_record(root: Path, file: Path) -> None:
