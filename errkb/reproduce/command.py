@@ -114,7 +114,7 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
             raise click.UsageError("--plan needs the runner's hardware: --gpus N")
         planned = [plan.plan_for(selected, needs_by_slug, hardware, requirements) for requirements in wanted or [None]]
         for requirements, cell in zip(wanted or [None], planned):
-            label = " ".join(map(str, requirements)) if requirements else "installed"
+            label = environments.label_of(requirements)
             click.echo(json.dumps({"environment": label, "plan": [p.to_json() for p in cell]}) if as_json
                        else report.plan_table(cell, label, hardware))
         sys.exit(1 if any(not p.expected for cell in planned for p in cell) else 0)
@@ -163,11 +163,12 @@ def reproduce(root: Path, slugs: tuple[str, ...], all_records: bool, with_specs:
         say(f"updated the coverage table of {root / readme_table.README}")
     outcomes = None
     if strict and hardware is not None:
-        plans = {}
-        for requirements in wanted or [None]:
-            label = " ".join(map(str, requirements)) if requirements else "installed"
-            plans[label] = {p.slug: p for p in plan.plan_for(selected, needs_by_slug, hardware, requirements)}
-        outcomes = [plan.classify(r.verdict, plans.get(r.environment.get("label") or "installed", {}).get(r.slug)) for r in results]
+        plans = {
+            environments.label_of(requirements): {p.slug: p for p in plan.plan_for(selected, needs_by_slug, hardware, requirements)}
+            for requirements in wanted or [None]
+        }
+        installed = environments.label_of(None)
+        outcomes = [plan.classify(r.verdict, plans.get(r.environment.get("label") or installed, {}).get(r.slug)) for r in results]
     if not as_json:
         click.echo(report.table(results))
     click.echo(report.summary(results, strict, outcomes, hardware), err=as_json)

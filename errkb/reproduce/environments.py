@@ -111,6 +111,11 @@ def errkb_checkout() -> Path | None:
     return folder if (folder / "pyproject.toml").is_file() else None
 
 
+def label_of(wanted: list[Requirement] | None) -> str:
+    """How runs and results name an environment: its --with pins ("torch==2.5.1"), or "installed"."""
+    return " ".join(str(r) for r in wanted) if wanted else "installed"
+
+
 def prepare(
     wanted: list[Requirement],
     others: dict[str, str],
@@ -119,7 +124,7 @@ def prepare(
 ) -> Prepared:
     """The environment with exactly `wanted` and, where they install beside it, `others` (distribution ->
     specifier, from the reproductions' NEEDS)."""
-    label = " ".join(str(r) for r in wanted)
+    label = label_of(wanted)
     pinned = {canonicalize_name(r.name) for r in wanted}
     others = {canonicalize_name(name): spec for name, spec in sorted(others.items()) if canonicalize_name(name) not in pinned}
     others.update(era_constraints(wanted, others))

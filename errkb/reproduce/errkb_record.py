@@ -59,26 +59,23 @@ def _admit(field: str, names: dict, entry: dict) -> None:
         return
     extra = sorted(name for name in names if name not in NAMES[field] and name != "__builtins__")
     if extra:
-        entry["outcome"] = "refused"
-        error = ContractViolation(
-            f"the stage passes {field} {', '.join(extra)}, which CODE_NAMES[{field!r}] does not declare "
-            f"(declared: {', '.join(NAMES[field]) or 'none'})"
-        )
-        entry["exception"] = describe(error)
-        raise error
+        _refuse(entry, "refused", f"the stage passes {field} {', '.join(extra)}, which CODE_NAMES[{field!r}] does not "
+                                  f"declare (declared: {', '.join(NAMES[field]) or 'none'})")
 
 
 def _kept(field: str, before: dict, names: dict, entry: dict) -> None:
     """Refuse a run that replaced (or removed) one of the user's objects listed in KEEP."""
     replaced = [name for name in KEEP if name in before and names.get(name) is not before[name]]
     if replaced:
-        entry["outcome"] = "replaced"
-        error = ContractViolation(
-            f"{field} replaced the user's {', '.join(replaced)} (KEEP): a fix must keep the user's objects, "
-            f"not bind the name to a new one"
-        )
-        entry["exception"] = describe(error)
-        raise error
+        _refuse(entry, "replaced", f"{field} replaced the user's {', '.join(replaced)} (KEEP): a fix must keep the "
+                                   f"user's objects, not bind the name to a new one")
+
+
+def _refuse(entry: dict, outcome: str, message: str) -> None:
+    """Log the contract violation in the stage's EXECUTED entry, then raise it."""
+    error = ContractViolation(message)
+    entry["outcome"], entry["exception"] = outcome, describe(error)
+    raise error
 
 
 def text(field: str) -> str:
