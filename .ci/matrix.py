@@ -5,6 +5,7 @@
     python3 .ci/matrix.py lines          # one "HARDWARE RELEASE BUILD" line per cell: the README's loop
     python3 .ci/matrix.py flags HARDWARE RELEASE BUILD
                                          # the errkb reproduce flags of one cell: hardware declaration and --with
+    python3 .ci/matrix.py python         # the Python version every cell runs on (the workflow's setup-python)
 
 A cell is a hardware entry and a torch release, run on the registry's build (CUDA on Linux); one more cell
 runs the CPU build of `cpu_build.release`, the only place a CPU-build-only record can run. Standard library only.
@@ -23,12 +24,12 @@ def load() -> dict:
 
 def cells(matrix: dict) -> list[dict]:
     found = [
-        {"hardware": name, "release": release, "build": "cuda", "runs_on": spec["runs_on"]}
+        {"hardware": name, "release": release, "build": "cuda", "runs_on": spec["runs_on"], "python": matrix["python"]}
         for name, spec in matrix["hardware"].items() for release in matrix["releases"]
     ]
     cpu = matrix["cpu_build"]
     found.append({"hardware": cpu["hardware"], "release": cpu["release"], "build": "cpu",
-                  "runs_on": matrix["hardware"][cpu["hardware"]]["runs_on"]})
+                  "runs_on": matrix["hardware"][cpu["hardware"]]["runs_on"], "python": matrix["python"]})
     return found
 
 
@@ -50,6 +51,8 @@ def main(argv: list[str]) -> None:
         print(json.dumps(cells(matrix)))
     elif argv[:1] == ["lines"]:
         print("\n".join(f"{c['hardware']} {c['release']} {c['build']}" for c in cells(matrix)))
+    elif argv[:1] == ["python"]:
+        print(matrix["python"])
     elif argv[:1] == ["flags"] and len(argv) == 4:
         print(" ".join(flags(matrix, *argv[1:])))
     else:

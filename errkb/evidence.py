@@ -58,7 +58,7 @@ def of_record(root: Path, slug: str) -> dict:
     """
     rows = result_rows(root, slug)
     verdict, verified_at, verified_on = runs.verdict_columns(rows, file_hash(record_path(root, slug)))
-    current = [r for r in rows if r["current"]]
+    current = [r for r in rows if r["current"] and r["trusted"]]  # an unsigned result is listed, never counted
     return {
         "lastVerdict": verdict,
         "lastVerifiedAt": verified_at,

@@ -298,6 +298,8 @@ def last_run(root: Path, slug: str) -> dict | None:
         try:
             columns = {r[1] for r in conn.execute(f"pragma table_info({RUNS_TABLE})")}
             current = "(current = 1 or (path is null and current is null))" if "current" in columns else "1"
+            if "trusted" in columns:
+                current += " and trusted is not 0"  # an unsigned result is never shown as the record's last run
             found = conn.execute(
                 f"select * from {RUNS_TABLE} where slug = ? and {current} "
                 "order by verdict = 'skipped', started_at desc, id desc limit 1",

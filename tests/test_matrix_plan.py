@@ -123,6 +123,32 @@ def test_the_matrix_file_is_the_one_source():
     assert not re.search(r"(--with torch==\S+\s+(\\\s*)?){3,}", readme), "a hand-written list of releases in the README"
 
 
+def test_every_cell_runs_on_the_matrix_python():
+    """One interpreter for the whole matrix: the workflow sets it up from the cells, the job script refuses others."""
+    want = json.loads(MATRIX.read_text(encoding="utf-8"))["python"]
+    assert matrix_tool("python").strip() == want
+    assert {cell["python"] for cell in workflow_cells()} == {want}
+    steps = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]["reproduce"]["steps"]
+    setup = [step for step in steps if step.get("uses", "").startswith("actions/setup-python@")]
+    assert len(setup) == 1 and setup[0]["with"]["python-version"] == "${{ matrix.python }}"
+    names = [step.get("uses", step.get("name", "")) for step in steps]
+    assert names.index(setup[0]["uses"]) < next(i for i, n in enumerate(names) if "reproduce-job" in str(steps[i].get("run", "")))
+
+
+def test_the_job_refuses_a_python_other_than_the_matrix_one(tmp_path):
+    """A copy of .ci/ whose matrix asks for a Python this machine lacks: the job stops before installing anything."""
+    shutil.copytree(REPO / ".ci", tmp_path / ".ci")
+    matrix = json.loads(MATRIX.read_text(encoding="utf-8"))
+    matrix["python"] = "3.99"
+    (tmp_path / ".ci" / "matrix.json").write_text(json.dumps(matrix), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "ERRKB"}
+    done = subprocess.run(["bash", str(tmp_path / ".ci" / "reproduce-job"), "cpu", "2.13.0", "cuda"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=120)  # hang guard
+    assert done.returncode == 2, done.stderr
+    assert "runs every cell on Python 3.99" in done.stderr
+    assert not (tmp_path / ".venv").exists()
+
+
 def test_plan_needs_declared_hardware(catalog):
     result = run_cli("reproduce", "--all", "--plan", root=catalog)
     assert result.exit_code == 2 and "--gpus" in result.output

@@ -14,15 +14,16 @@ import pytest
 
 from errkb import signing
 from trust_support import catalog_with, private_key, result, write
+from web_support import datasette_client
 
 GPU_RECORD = "numpy-on-cuda-tensor"
 LIMIT_S = 120
 
 
-def errkb(root: Path, *args, env: dict | None = None) -> subprocess.CompletedProcess:
+def errkb(root: Path, *args, env: dict | None = None, input_text: str | None = None) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != signing.TRUST_ENV} | (env or {})
     return subprocess.run([sys.executable, "-m", "errkb.cli", "--root", str(root), *map(str, args)],
-                          capture_output=True, text=True, timeout=LIMIT_S, env=environment)
+                          capture_output=True, text=True, timeout=LIMIT_S, env=environment, input=input_text)
 
 
 def verdict(root: Path) -> tuple:
@@ -50,6 +51,17 @@ def test_a_forged_h200_result_shows_as_unsigned_and_is_never_counted(root):
     (entry,) = shown["verifications"]
     assert entry["path"] == path.relative_to(root).as_posix()
     assert (entry["signer"], entry["signature"]) == (None, "unsigned")
+    # Listed, but counted nowhere: no summary, no claim mark, no "verified" in show, match or the record page.
+    assert (shown["lastVerdict"], shown["verifiedOn"], shown["proofSummary"], shown["claimMarks"]) == (None, None, None, {})
+    text = errkb(root, "show", GPU_RECORD).stdout
+    assert "H200" not in text and "example.com" not in text and "CUDA device" not in text, text
+    message = json.loads((root / "records" / f"{GPU_RECORD}.json").read_text())["record"]["errorMessage"]
+    matched = errkb(root, "match", "-", input_text=message)
+    assert GPU_RECORD in matched.stdout and "not run yet" in matched.stdout and "verified in" not in matched.stdout, matched.stdout
+    with datasette_client(root) as client:
+        page = client.get(f"/-/errkb/record/{GPU_RECORD}").text
+    assert "1 unsigned result: not counted" in page
+    assert "example.com" not in page.split("unsigned result: not counted")[0]  # the matrix and run rows hold no such proof
     # The same file signed by a listed maintainer key counts; the opt-in counts it unsigned on one's own machine.
     assert errkb(root, "build", "--trust-unsigned").returncode == 0
     assert verdict(root) == ("verified", "torch 2.14.1 (1× H200)")

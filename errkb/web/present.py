@@ -82,7 +82,7 @@ def crash_first(record: dict, runs: list[dict]) -> dict:
         "message": message,
         "message_first_line": cut(lines[0], 120),
         "message_is_long": len(lines) > MESSAGE_LINES or len(message) > MESSAGE_CHARS,
-        "run_groups": run_groups([run for run in runs if _is_current(run)]),
+        "run_groups": run_groups([run for run in runs if _counts(run)]),
     }
 
 
@@ -157,12 +157,18 @@ def _is_current(run: dict) -> bool:
     return run.get("current") != 0  # None: a run kept without a file by a catalog older than the column
 
 
+def _counts(run: dict) -> bool:
+    """A result is proof when it judged today's files and someone vouches for it (signed, or this machine
+    trusts its own unsigned runs: runs.refresh_trusted)."""
+    return _is_current(run) and run.get("trusted") != 0
+
+
 def proof_context(datasette, database: str, record: dict, runs: list[dict]) -> dict:
     """The verification matrix (a column per environment, a row per stage or claim), its one-line summary, each
     claim's mark, and the results kept for earlier versions of the record."""
     from ..runs import matrix_summary
 
-    current = [run for run in runs if _is_current(run)]
+    current = [run for run in runs if _counts(run)]
     current.sort(key=lambda run: (bool(run.get("cuda_device_count")), _release_key(run.get("torch") or run.get("library_version"))))
     columns = []
     for run in current:
@@ -188,6 +194,7 @@ def proof_context(datasette, database: str, record: dict, runs: list[dict]) -> d
         "claim_marks": marks,
         "solution_marks": [marks.get(f"solution {i}") for i in range(1, len(record.get("solutions") or []) + 1)],
         "earlier_runs": [run_view(run) for run in runs if not _is_current(run)],
+        "unsigned_runs": [run_view(run) for run in runs if _is_current(run) and not _counts(run)],
     }
 
 
@@ -297,6 +304,7 @@ def run_view(run: dict) -> dict:
         "reason": run.get("reason"),
         "seconds": run.get("seconds"),
         "current": _is_current(run),
+        "signer": run.get("signer"),
     }
 
 
