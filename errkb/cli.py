@@ -240,10 +240,10 @@ def list_command(ctx: click.Context, tags: tuple[str, ...], verdict: str | None,
     except InvalidInput as exc:
         fail(exc.problems)
     if as_json:
-        click.echo(json.dumps([entry.as_dict() for entry in entries], indent=2, ensure_ascii=False))
+        click.echo(inert_json(json.dumps([entry.as_dict() for entry in entries], indent=2, ensure_ascii=False)))
         return
     if entries:
-        click.echo("\n".join(listing.table(entries)))
+        click.echo(inert("\n".join(listing.table(entries))))
     click.echo(f"{len(entries)} record(s)", err=True)
 
 
@@ -264,15 +264,15 @@ def search_command(ctx: click.Context, query: str, as_json: bool, limit: int) ->
     except InvalidInput as exc:
         fail(exc.problems)
     if as_json:
-        click.echo(json.dumps({"query": query, "notes": planned.notes, "total": total,
-                               "hits": [hit.as_dict() for hit in found]}, indent=2, ensure_ascii=False))
+        click.echo(inert_json(json.dumps({"query": query, "notes": planned.notes, "total": total,
+                                          "hits": [hit.as_dict() for hit in found]}, indent=2, ensure_ascii=False)))
     else:
         for note in planned.notes:
-            click.echo(f"note: {note}", err=True)
+            click.echo(inert(f"note: {note}"), err=True)
         for i, hit in enumerate(found, 1):
-            click.echo(f"{i}. {short_title(hit.errorMessage)}   [{hit.slug}, {hit.lastVerdict or 'never verified'}]")
+            click.echo(inert(f"{i}. {short_title(hit.errorMessage)}   [{hit.slug}, {hit.lastVerdict or 'never verified'}]"))
             for why in hit.why:
-                click.echo(f"   {search.plain_marks(why)}")
+                click.echo(inert(f"   {search.plain_marks(why)}"))
         click.echo(f"{total} record(s) match" + (f", {len(found)} shown" if total > len(found) else ""), err=True)
     sys.exit(0 if found else 1)
 

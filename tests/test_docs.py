@@ -3,6 +3,9 @@
 import re
 import shutil
 import subprocess
+from pathlib import Path
+
+import pytest
 
 from conftest import REPO
 
@@ -62,3 +65,18 @@ def test_ci_stops_and_says_why_when_chromium_cannot_be_installed(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "could not install chromium" in result.stderr and "test_web_browser.py" in result.stderr
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs /usr/bin/chromium, which .ci/run installs")
+def test_ci_stops_and_says_why_when_bubblewrap_cannot_be_installed(tmp_path):
+    """Chromium is there, bubblewrap and apt-get are not: .ci/run must stop before installing anything, rather
+    than let the sandbox tests skip and the reproductions run unprotected."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ["bash", "dirname"]:
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    (bin_dir / "chromium").symlink_to("/usr/bin/chromium")
+    result = subprocess.run([str(bin_dir / "bash"), str(REPO / ".ci" / "run")], env={"PATH": str(bin_dir)},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "could not install bubblewrap" in result.stderr and "test_sandbox_bwrap.py" in result.stderr

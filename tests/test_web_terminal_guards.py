@@ -94,6 +94,7 @@ def errkb(root: Path, *args, stdin: str | None = None) -> subprocess.CompletedPr
 
 
 @pytest.mark.parametrize("args", [["show", SLUG], ["show", SLUG, "--json"], ["match", "-"], ["match", "-", "--json"],
+                                  ["search", "probe"], ["search", "probe", "--json"], ["list", "--json"],
                                   ["run", "--", sys.executable, "-c", "raise ValueError('Probe error escape now')"]])
 def test_escape_sequences_in_record_text_are_shown_inert(tmp_path, args):
     root = escape_catalog(tmp_path / "catalog")
