@@ -148,7 +148,7 @@ def refresh_trusted(db: sqlite_utils.Database, trust_unsigned: bool) -> None:
 
 
 OBSERVED_TABLE = "observed_messages"
-FEEDS_MATCHER = ", ".join(f"'{verdict}'" for verdict in verifications.RAN_THE_TRIGGER)
+FEEDS_MATCHER = ", ".join(f"'{verdict}'" for verdict in verifications.TEACHES_THE_MATCHER)
 
 
 def refresh_observed_messages(db: sqlite_utils.Database) -> None:
@@ -158,7 +158,7 @@ def refresh_observed_messages(db: sqlite_utils.Database) -> None:
         db[OBSERVED_TABLE].create({"slug": str, "message": str, "releases": str}, pk=("slug", "message"))
     db.execute(f"delete from {OBSERVED_TABLE}")
     seen: dict[tuple[str, str], set[str]] = defaultdict(set)
-    # only what verifications.feeds_matcher lets through: current, trusted, and the trigger raised
+    # only what verifications.feeds_matcher lets through: current, trusted and verified
     for run in db.query(f"select slug, torch, library, library_version, observed_messages from {RUNS_TABLE} "
                         f"where observed_messages is not null and current = 1 and trusted is not 0 and verdict in ({FEEDS_MATCHER})"):
         for message in json.loads(run["observed_messages"] or "[]"):

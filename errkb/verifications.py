@@ -300,6 +300,9 @@ def load_signed(path: Path, root: Path, keys: list[signing.MaintainerKey]) -> tu
 MAX_CLOCK_SKEW = timedelta(minutes=10)
 CODE_FIELDS = tuple(kind for kind in get_args(ClaimResult.model_fields["kind"].annotation) if kind != "solution")
 RAN_THE_TRIGGER = ("verified", "fix-failed", "claim-failed", "wrong-error")  # the trigger raised; the rest is the claims
+# A wording the matcher learns comes only from a run that proved the record: a wrong-error run saw another error,
+# and a failed one is not yet evidence the record stands behind.
+TEACHES_THE_MATCHER = ("verified",)
 
 
 def consistency_problems(v: Verification, name: str, root: Path | None = None, now: datetime | None = None) -> list[Problem]:
@@ -363,9 +366,9 @@ def _parse_time(text: str) -> datetime | None:
 
 
 def feeds_matcher(verification: Verification, current: bool) -> bool:
-    """Only a current result whose trigger raised the documented error lends the matcher its wording (never a
-    skipped, timed-out, crashed or not-reproduced one, nor one for an earlier record or reproduction)."""
-    return current and verification.verdict in RAN_THE_TRIGGER and bool(verification.observedMessages)
+    """Only a current, verified result lends the matcher its wording (never a skipped, timed-out, crashed,
+    not-reproduced, wrong-error or failed one, nor one for an earlier record or reproduction)."""
+    return current and verification.verdict in TEACHES_THE_MATCHER and bool(verification.observedMessages)
 
 
 def current_hashes(root: Path, slug: str) -> tuple[Optional[str], Optional[str]]:

@@ -112,11 +112,12 @@ def test_every_catalog_pattern_is_specific_enough():
 def test_skipped_and_stale_results_do_not_feed_the_matcher(tmp_path):
     slug = "expected-all-tensors-on-same-device"
     root = catalog_with(tmp_path / "catalog", slug)
-    write(root, result(root, slug, "wrong-error", torch="2.1.2", message="current wording"))
+    write(root, result(root, slug, "verified", torch="2.1.2", message="current wording"))
     skipped = result(root, slug, "skipped", torch="2.5.1", message="skipped wording")
     skipped["stages"][0]["message"], skipped["observedMessages"] = "skipped wording", ["skipped wording"]
     write(root, skipped)
-    write(root, result(root, slug, "wrong-error", torch="2.9.1", message="stale wording", recordHash="0" * 64))
+    write(root, result(root, slug, "verified", torch="2.9.1", message="stale wording", recordHash="0" * 64))
+    write(root, result(root, slug, "wrong-error", torch="2.7.1", message="another error's wording"))
     assert wordings_from_results(root / "verifications") == {slug: ["current wording"]}
 
 

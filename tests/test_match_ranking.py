@@ -71,7 +71,7 @@ def test_observed_wordings_are_alternative_messages(tmp_path: Path):
     assert plain.match(paste) == []
     root = catalog_with(tmp_path / "catalog", "expected-all-tensors-on-same-device")
     old = "Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm"
-    write(root, result(root, "expected-all-tensors-on-same-device", "wrong-error", torch="1.4.0", message=old))
+    write(root, result(root, "expected-all-tensors-on-same-device", "verified", torch="1.4.0", message=old))
     observed = wordings_from_results(root / "verifications")
     learned = Matcher.from_folder(REPO)
     assert learned.add_wordings(observed) == 1

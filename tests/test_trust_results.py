@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from errkb import signing
+from errkb import signing, verifications
 from trust_support import catalog_with, private_key, result, write
 from web_support import datasette_client
 
@@ -161,11 +161,11 @@ def test_symlinks_in_verifications_are_refused_by_name_without_reading(root, tmp
 PASTE = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    import numpy\nModuleNotFoundError: No module named 'numpy'\n"
 
 
-@pytest.mark.parametrize("how", ["skipped", "stale", "unsigned"])
-def test_only_current_signed_results_that_raised_feed_the_matcher(root, how):
+@pytest.mark.parametrize("how", ["skipped", "stale", "unsigned", "wrong-error", "fix-failed", "claim-failed"])
+def test_only_current_signed_verified_results_feed_the_matcher(root, how):
     """A forged observed message must not make a plain ModuleNotFoundError match the GPU record."""
     message = "No module named 'numpy'"
-    data = result(root, GPU_RECORD, verdict="wrong-error", message=message)
+    data = result(root, GPU_RECORD, verdict=how if how in verifications.RAN_THE_TRIGGER else "verified", message=message)
     if how == "skipped":
         data = result(root, GPU_RECORD, verdict="skipped", message=message)
         data["observedMessages"] = [message]
@@ -179,7 +179,7 @@ def test_only_current_signed_results_that_raised_feed_the_matcher(root, how):
             assert errkb(root, "build").returncode == 0
         matched = errkb(root, "match", paste, "--json")
         assert GPU_RECORD not in matched.stdout, (source, matched.stdout)
-    # the baseline: the same wording in a current, signed result that raised does teach the matcher
-    write(root, result(root, GPU_RECORD, verdict="wrong-error", torch="2.1.2", message=message))
+    # the baseline: the same wording in a current, signed, verified result does teach the matcher
+    write(root, result(root, GPU_RECORD, verdict="verified", torch="2.1.2", message=message))
     assert errkb(root, "build").returncode == 0
     assert GPU_RECORD in errkb(root, "match", paste, "--json").stdout
