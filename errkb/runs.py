@@ -162,7 +162,7 @@ def refresh_observed_messages(db: sqlite_utils.Database) -> None:
     for run in db.query(f"select slug, torch, library, library_version, observed_messages from {RUNS_TABLE} "
                         f"where observed_messages is not null and current = 1 and trusted is not 0 and verdict in ({FEEDS_MATCHER})"):
         for message in json.loads(run["observed_messages"] or "[]"):
-            seen[(run["slug"], message)].add(" ".join(_release(run)))
+            seen[(run["slug"], message)].add(" ".join(release_of(run)))
     db[OBSERVED_TABLE].insert_all(
         {"slug": slug, "message": message, "releases": ", ".join(sorted(releases))} for (slug, message), releases in seen.items()
     )
@@ -254,11 +254,22 @@ def _version_key(text: str | None):
         return Version("0")
 
 
-def _release(run: dict) -> tuple[str, str]:
-    """What varies across a record's environments: torch's release, or for a record without torch its library's."""
+def release_axis(runs: list[dict]) -> str:
+    """What varies across a record's environments: "library" when its runs differ in the release of the record's
+    own library on one torch (an API-change record run on lightning 1.9.5, 2.0.0 and 2.0.8), else "torch"."""
+    libraries = {r.get("library_version") for r in runs if r.get("library") not in (None, "torch")}
+    torches = {(r.get("torch") or "").split("+")[0] for r in runs}
+    return "library" if len(libraries) > 1 and len(torches) <= 1 else "torch"
+
+
+def release_of(run: dict, axis: str = "torch") -> tuple[str, str]:
+    """The (name, release) a run is labelled by along `axis` (release_axis)."""
+    library = run.get("library")
+    if axis == "library" and library and run.get("library_version"):
+        return library, run["library_version"].split("+")[0]
     if run.get("torch"):
         return "torch", run["torch"].split("+")[0]
-    return run.get("library") or "?", (run.get("library_version") or "?").split("+")[0]
+    return library or "?", (run.get("library_version") or "?").split("+")[0]
 
 
 def _hardware(run: dict) -> str:
@@ -275,9 +286,10 @@ def verified_on(runs: list[dict]) -> str | None:
     It names the releases that ran, one by one, and never a range: a release in between may behave otherwise.
     """
     by_hardware: dict[tuple[str, str], set[str]] = defaultdict(set)
+    axis = release_axis(runs)
     for run in runs:
         if run["verdict"] == "verified":
-            name, release = _release(run)
+            name, release = release_of(run, axis)
             by_hardware[(_hardware(run), name)].add(release)
     parts = [
         f"{name} {', '.join(sorted(releases, key=_version_key))} ({hardware})"
@@ -316,8 +328,8 @@ REPRODUCED = ("verified", "fix-failed", "claim-failed")  # the documented error 
 DRIFT_LINE = re.compile(r"raise (?:line (\d+)|site moved to (\S+))")
 
 
-def _label(run: dict) -> str:
-    name, release = _release(run)
+def _label(run: dict, axis: str = "torch") -> str:
+    name, release = release_of(run, axis)
     return f"{name} {release}"
 
 
@@ -335,34 +347,35 @@ def matrix_summary(runs: list[dict], line_number: int | None) -> str | None:
     ran = [r for r in runs if r["verdict"] != "skipped"]
     if not runs:
         return None
+    axis = release_axis(runs)
     parts = []
     by_hardware: dict[str, list[str]] = defaultdict(list)
-    for run in sorted(ran, key=lambda r: _version_key(_release(r)[1])):
+    for run in sorted(ran, key=lambda r: _version_key(release_of(r, axis)[1])):
         if run["verdict"] in REPRODUCED:
-            by_hardware[_hardware(run)].append(_label(run))
+            by_hardware[_hardware(run)].append(_label(run, axis))
     if by_hardware:
         parts.append("reproduces on " + "; ".join(f"{_joined(labels)} ({hw})" for hw, labels in by_hardware.items()))
     missing = [r for r in ran if r["verdict"] not in REPRODUCED]
     if missing:
-        parts.append("not on " + ", ".join(f"{_label(r)} ({r['verdict']})" for r in missing))
-    reproduced = sorted((r for r in ran if r["verdict"] in REPRODUCED), key=lambda r: _version_key(_release(r)[1]))
+        parts.append("not on " + ", ".join(f"{_label(r, axis)} ({r['verdict']})" for r in missing))
+    reproduced = sorted((r for r in ran if r["verdict"] in REPRODUCED), key=lambda r: _version_key(release_of(r, axis)[1]))
     if reproduced:
         failed = [r for r in reproduced if r["verdict"] != "verified"]
         parts.append("every claim held" + (" in each" if len(reproduced) > 1 else "") if not failed else
-                     "claims failed on " + ", ".join(f"{_label(r)} ({r.get('failed_claim') or r['verdict']})" for r in failed))
+                     "claims failed on " + ", ".join(f"{_label(r, axis)} ({r.get('failed_claim') or r['verdict']})" for r in failed))
     moved = {}
     for run in reproduced:
         found = DRIFT_LINE.search(run.get("drift") or "")
         if found and line_number is not None:
             to = f"raise line {line_number} → {found.group(1)}" if found.group(1) else f"raise site moved to {found.group(2)}"
-            moved.setdefault(to, []).append(_label(run))
+            moved.setdefault(to, []).append(_label(run, axis))
     for to, labels in moved.items():
         parts.append(f"{to} in {_joined(labels)}")
     skipped = [r for r in runs if r["verdict"] == "skipped"]
     gpu_reasons = sorted({r["reason"] for r in skipped if "CUDA device" in (r.get("reason") or "")})
     other = [r for r in skipped if r.get("reason") not in gpu_reasons]
     for reason in sorted({_skip_reason(r.get("reason") or "") for r in other}):
-        labels = sorted((_label(r) for r in other if _skip_reason(r.get("reason") or "") == reason),
+        labels = sorted((_label(r, axis) for r in other if _skip_reason(r.get("reason") or "") == reason),
                         key=lambda label: _version_key(label.split(" ")[-1]))
         parts.append(f"skipped on {_joined(labels)} ({reason})")
     if not any(r.get("cuda_device_count") for r in ran):

@@ -395,6 +395,7 @@ def for_record(root: Path, slug: str) -> list[dict]:
             "packages": v.packages, "python": v.python, "torch_build": v.torchBuild,
             "cuda_devices": v.hardware.gpuCount, "gpus": v.hardware.gpus, "drift": v.drift,
             "started_at": v.startedAt, "current": is_current(v, hashes), "ran_at": v.ranAt.url or v.ranAt.kind,
+            "library": v.library,
         })
     return sorted(entries, key=lambda e: e["started_at"], reverse=True)
 

@@ -290,3 +290,31 @@ def test_the_record_page_shows_a_result_for_an_older_record_apart(catalog):
     matrix = matrix[:matrix.index("</table>")]
     assert "torch 2.13.0" in matrix and "2.5.1" not in matrix
     assert "wrong-error" not in current and "wrong-error" in earlier
+
+
+def _run(verdict: str, torch: str, library: str, version: str) -> dict:
+    return {"verdict": verdict, "torch": torch, "library": library, "library_version": version, "cuda_device_count": 0,
+            "cuda_devices": "[]", "failed_claim": None, "drift": None, "reason": "", "started_at": "2026-12-01T00:00:00Z"}
+
+
+def test_an_api_change_record_is_labelled_by_its_own_library_releases():
+    """Three lightning releases on one torch read as lightning's releases, not as 'torch 2.13.0, 2.13.0'."""
+    from errkb.runs import matrix_summary, verified_on
+
+    runs = [_run("verified", "2.13.0+cpu", "lightning", v) for v in ("2.0.8", "2.0.0")]
+    runs.append(_run("not-reproduced", "2.13.0+cpu", "lightning", "1.9.5"))
+    assert matrix_summary(runs, 70).startswith(
+        "reproduces on lightning 2.0.0, 2.0.8 (CPU); not on lightning 1.9.5 (not-reproduced); every claim held in each")
+    assert verified_on(runs) == "lightning 2.0.0, 2.0.8 (CPU)"
+    # One library release across torch releases (the seed: hanlp 2.1.5 on each torch): torch is what varies.
+    seed = [_run("verified", torch, "hanlp", "2.1.5") for torch in ("2.5.1", "1.13.1", "2.13.0+cpu")]
+    assert matrix_summary(seed, 1).startswith("reproduces on torch 1.13.1, 2.5.1, 2.13.0 (CPU)")
+    assert verified_on(seed) == "torch 1.13.1, 2.5.1, 2.13.0 (CPU)"
+
+
+def test_the_readme_table_names_the_lightning_releases_that_ran():
+    from errkb.readme_table import coverage_table
+
+    row = next(line for line in coverage_table(REPO).splitlines() if "`lightning-trainer-unexpected-keyword-gpus`" in line)
+    assert "reproduces on lightning 2.0.0, 2.0.8 (CPU); not on lightning 1.9.5 (not-reproduced)" in row, row
+    assert "torch 2.13.0, 2.13.0" not in row

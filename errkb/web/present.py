@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 from .. import search
 from ..hits import cut, plain, short_title
 from ..reproduce.contract import provenance_summary, read_provenance
+from ..runs import release_axis, release_of
 from . import urls
 
 LIST_COLUMNS = ["solutions", "preventionTips", "tags"]
@@ -90,12 +91,13 @@ def run_groups(runs: list[dict]) -> dict:
     """The current runs, one row per environment (its latest run; how many ran there), and the notes every
     environment shares, said once instead of in every row."""
     by_environment: dict[str, list[dict]] = {}
+    axis = release_axis(runs)
     for run in sorted(runs, key=lambda r: (r.get("started_at") or "", r.get("id") or 0), reverse=True):
-        by_environment.setdefault(run.get("environment") or _environment_title(run), []).append(run)
+        by_environment.setdefault(run.get("environment") or _environment_title(run, axis), []).append(run)
     rows = []
     for group in by_environment.values():
         view = run_view(group[0])
-        view["environment"] = _environment_title(group[0])
+        view["environment"] = _environment_title(group[0], axis)
         view["count"] = len(group)
         view["notes"] = _notes(group[0])
         rows.append(view)
@@ -169,12 +171,13 @@ def proof_context(datasette, database: str, record: dict, runs: list[dict]) -> d
     from ..runs import matrix_summary
 
     current = [run for run in runs if _counts(run)]
-    current.sort(key=lambda run: (bool(run.get("cuda_device_count")), _release_key(run.get("torch") or run.get("library_version"))))
+    axis = release_axis(current)
+    current.sort(key=lambda run: (bool(run.get("cuda_device_count")), _release_key(release_of(run, axis)[1])))
     columns = []
     for run in current:
         claims = {_claim_label(c): c for c in _json_list(run.get("claims")) if isinstance(c, dict)}
         columns.append({
-            "title": _environment_title(run), **_column_legend(run),
+            "title": _environment_title(run, axis), **_column_legend(run, axis),
             "url": datasette.urls.row(database, "reproduction_runs", str(run["id"])),
             "verdict": run.get("verdict"), "tone": VERDICT_TONE.get(run.get("verdict"), "muted"), "claims": claims,
             "reason": run.get("reason"), "run": run,
@@ -202,9 +205,10 @@ def _claim_label(claim: dict) -> str:
     return f"solution {claim.get('index')}" if claim.get("kind") == "solution" else str(claim.get("kind"))
 
 
-def _environment_title(run: dict) -> str:
-    name = "torch" if run.get("torch") else (run.get("library") or "?")
-    release = (run.get("torch") or run.get("library_version") or "?")
+def _environment_title(run: dict, axis: str = "torch") -> str:
+    name, release = release_of(run, axis)
+    if name == "torch":
+        release = run.get("torch") or release  # the full version: 2.13.0+cpu names the build
     count = run.get("cuda_device_count") or 0
     names = _json_list(run.get("cuda_devices"))
     hardware = f"{count}× {str(names[0]).replace('NVIDIA ', '')}" if count and names else "CPU"
@@ -212,11 +216,10 @@ def _environment_title(run: dict) -> str:
     return f"{name} {release} · {hardware}{build}"
 
 
-def _column_legend(run: dict) -> dict:
+def _column_legend(run: dict, axis: str = "torch") -> dict:
     """A compact column head (the release, and torch's build: cpu, cu121), its group (library and hardware) and the
     build's name for the legend."""
-    name = "torch" if run.get("torch") else (run.get("library") or "?")
-    release = (run.get("torch") or run.get("library_version") or "?").split("+")[0]
+    name, release = release_of(run, axis)
     count = run.get("cuda_device_count") or 0
     names = _json_list(run.get("cuda_devices"))
     hardware = f"{count}× {str(names[0]).replace('NVIDIA ', '')}" if count and names else "CPU only"
