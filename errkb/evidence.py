@@ -73,6 +73,16 @@ def of_record(root: Path, slug: str) -> dict:
     }
 
 
+def brief(root: Path, slug: str) -> dict:
+    """The evidence a list of records carries for each (search and list hits in the MCP server): the verdict,
+    where it was verified, each claim's mark, where it was not proven, and the committed result files that
+    count (current and signed), citable by path."""
+    proof = of_record(root, slug)
+    counted = [entry["path"] for entry in proof["verifications"] if entry["current"] and entry["signer"]]
+    return {key: proof[key] for key in ("lastVerdict", "verifiedOn", "proofSummary", "claimMarks", "notProvenOn")} | {
+        "resultPaths": counted}
+
+
 def result_entry(row: dict) -> dict:
     return {
         "path": row["path"], "environment": row["environment"], "current": bool(row["current"]),

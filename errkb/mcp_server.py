@@ -76,7 +76,9 @@ def search_tool(root: Path | None, query: str, limit: int = 10) -> dict:
         return _problem(exc)
     if not found:
         return {"status": "no-match", "answer": f"no record matches {query!r}", "notes": planned.notes, "hits": []}
-    return {"status": "hits", "total": total, "notes": planned.notes, "hits": [hit.as_dict() for hit in found]}
+    catalog = _catalog(root)
+    return {"status": "hits", "total": total, "notes": planned.notes,
+            "hits": [hit.as_dict() | {"evidence": evidence.brief(catalog, hit.slug)} for hit in found]}
 
 
 def list_tool(root: Path | None, tag: list[str] | None = None, verdict: str | None = None, library: str | None = None) -> dict:
@@ -87,7 +89,8 @@ def list_tool(root: Path | None, tag: list[str] | None = None, verdict: str | No
         return _no_catalog(exc)
     except InvalidInput as exc:
         return _problem(exc)
-    return {"status": "records", "count": len(entries), "records": [entry.as_dict() for entry in entries]}
+    return {"status": "records", "count": len(entries),
+            "records": [entry.as_dict() | {"evidence": evidence.brief(catalog, entry.slug)} for entry in entries]}
 
 
 def make_server(root: Path | None = None) -> MCPServer:
@@ -108,13 +111,13 @@ def make_server(root: Path | None = None) -> MCPServer:
     @server.tool(name="search")
     def search_records(query: str, limit: int = 10) -> dict[str, Any]:
         """Search records by words, tags and synonyms ("OOM", "NCCL"); misspelt words are corrected. Each hit
-        says why it matched."""
+        says why it matched and carries its evidence (verifiedOn, claimMarks, notProvenOn, resultPaths)."""
         return search_tool(root, query, limit)
 
     @server.tool(name="list")
     def list_records(tag: list[str] | None = None, verdict: str | None = None, library: str | None = None) -> dict[str, Any]:
         """The catalog's records, filtered by tags (all must hold, any case), verdict (verified, claim-failed,
-        never, ...) and library (pytorch, torch, hanlp, owner/name)."""
+        never, ...) and library (pytorch, torch, hanlp, owner/name). Each carries its evidence, as search hits do."""
         return list_tool(root, tag, verdict, library)
 
     return server

@@ -73,8 +73,13 @@ def test_match_then_show_gives_the_fix_with_its_evidence(root):
 
     assert nothing["status"] == "no-match" and "no proven fix" in nothing["answer"] and nothing["matches"] == []
     assert found["status"] == "hits" and found["hits"][0]["slug"] == "cuda-out-of-memory"
+    oom = found["hits"][0]["evidence"]  # a GPU-only record: never verified here, and it says where it was not
+    assert oom["verifiedOn"] is None and oom["notProvenOn"] and all(e["verdict"] == "skipped" for e in oom["notProvenOn"])
     assert listed["status"] == "records" and listed["count"] > 0
     assert all("multi-gpu" in entry["tags"] for entry in listed["records"])
+    proven = [entry["evidence"] for entry in listed["records"] if entry["evidence"]["verifiedOn"]]
+    assert proven and all(e["claimMarks"] and e["resultPaths"] for e in proven)
+    assert all((root / path).is_file() for e in proven for path in e["resultPaths"])  # committed, citable
 
 
 def test_a_planted_stale_result_is_not_cited_as_proof(root, tmp_path):
