@@ -19,14 +19,25 @@ FORGERIES = {
 def trigger():
     raise RuntimeError("{MESSAGE}" + "{SUFFIX.format(func="check_stack_inputs", file="/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp")}")
 ''',
-    # thrown into a generator, so no raise statement is the innermost frame; a site the binary does not hold
+    # thrown into a generator, so no raise statement is the innermost frame; the real build's names again
     "forged-by-throw": f'''
 def _never():
     yield
 
 
 def trigger():
-    _never().throw(RuntimeError("{MESSAGE}" + "{SUFFIX.format(func="forged_check", file="/forged/aten/src/ATen/native/TensorShape.cpp")}"))
+    waiting = _never()
+    next(waiting)
+    waiting.throw(RuntimeError("{MESSAGE}" + "{SUFFIX.format(func="check_stack_inputs", file="/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp")}"))
+''',
+    # set through the C API from a ctypes call: the innermost frame is a call, as for the library's own errors
+    "forged-by-ctypes": f'''
+import ctypes
+
+
+def trigger():
+    error = RuntimeError("{MESSAGE}" + "{SUFFIX.format(func="check_stack_inputs", file="/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp")}")
+    ctypes.pythonapi.PyErr_SetObject(ctypes.py_object(RuntimeError), ctypes.py_object(error))
 ''',
 }
 
@@ -48,5 +59,7 @@ def test_a_hand_written_cpp_location_is_not_verified(tmp_path):
     raised = results["forged-by-raise"]
     assert raised["verdict"] == "wrong-error" and "a Python raise at" in raised["reason"], raised["reason"]
     thrown = results["forged-by-throw"]
-    assert thrown["verdict"] == "wrong-error", thrown["reason"]
-    assert "appear in none of the library's binaries" in thrown["reason"], thrown["reason"]
+    assert thrown["verdict"] == "wrong-error" and "thrown into a generator" in thrown["reason"], thrown["reason"]
+    through_c_api = results["forged-by-ctypes"]
+    assert through_c_api["verdict"] == "wrong-error", through_c_api["reason"]
+    assert "looked up PyErr_SetObject through ctypes" in through_c_api["reason"], through_c_api["reason"]

@@ -94,8 +94,14 @@ def observe_exception(exc: dict, record: Record, library: Library) -> Observed:
     _locate(seen, CPP_RAISE, exc.get("frames", []), record, library)
     if is_native(record.filePath) and seen.site_file is not None:
         frames = exc.get("frames") or [["?", "?", "?"]]
+        how = exc.get("raised_how")
         if exc.get("raised_by_python"):  # a `raise` statement, not a call into the library, raised it
             seen.native_problem = f"a Python raise at {frames[-1][0]}:{frames[-1][1]} raised it, not the library's code"
+        elif how == "throw":
+            seen.native_problem = f"it was thrown into a generator at {frames[-1][0]}:{frames[-1][1]}, not raised by the library's code"
+        elif how == "c-api":
+            seen.native_problem = (f"the stage looked up {', '.join(exc.get('c_api_setters') or [])} through ctypes, which "
+                                   "sets exceptions from any call, so the library's code cannot be shown to have raised it")
         else:
             seen.native_problem = site_problem(library.location, seen.cpp_file or seen.site_file, seen.site_func)
     seen.problems = _problems(seen, record, library)

@@ -20,6 +20,7 @@ import faulthandler
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -61,22 +62,48 @@ def describe_exception(exc: BaseException, phase: str) -> dict:
         "frames": [[f.filename, f.lineno, f.name] for f in frames],
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-MAX_TEXT:],
         "raised_by_python": raised_by_python(exc),
+        "raised_how": raised_how(exc),
+        "c_api_setters": list(c_api_setters),
     }
 
 
 RAISING = {dis.opmap["RAISE_VARARGS"], dis.opmap["RERAISE"]}
+THROWN_IN = {dis.opmap[name] for name in ("YIELD_VALUE", "SEND") if name in dis.opmap}  # generator.throw()
+# C-API functions that set the current exception, looked up through ctypes: a stage could raise a library's own
+# C++ message with them from a call that never entered the library.
+C_API_SETTERS = re.compile(r"_?Py(Err_|ThreadState_SetAsyncExc)")
+c_api_setters: list[str] = []
+
+
+def audit(event: str, args: tuple) -> None:
+    if event == "ctypes.dlsym" and len(args) > 1 and isinstance(args[1], str) and C_API_SETTERS.match(args[1]):
+        if len(c_api_setters) < 20:
+            c_api_setters.append(args[1])
+
+
+def raised_how(exc: BaseException) -> str:
+    """How the exception left the innermost frame: "raise" (a `raise` statement), "throw" (thrown into a
+    suspended generator), or "call" (out of a call or operator into compiled code, as PyTorch's C++ errors
+    come); "c-api" when the stage looked up a C-API function that sets exceptions (ctypes), which makes any
+    "call" unprovable."""
+    tb = exc.__traceback__
+    if tb is None:
+        return "raise"
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code.co_code
+    op = code[tb.tb_lasti] if 0 <= tb.tb_lasti < len(code) else None
+    if op in RAISING:
+        return "raise"
+    if op in THROWN_IN:
+        return "throw"
+    return "c-api" if c_api_setters else "call"
 
 
 def raised_by_python(exc: BaseException) -> bool:
     """Whether a `raise` statement raised it (the innermost frame stopped at a raise instruction), rather than a
     call into compiled code: PyTorch's C++ errors come out of a call."""
-    tb = exc.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    code = tb.tb_frame.f_code.co_code
-    return 0 <= tb.tb_lasti < len(code) and code[tb.tb_lasti] in RAISING
+    return raised_how(exc) == "raise" and exc.__traceback__ is not None
 
 
 class WarningCollector:
@@ -340,6 +367,7 @@ def main(argv: list[str]) -> int:
     if len(argv) not in (2, 3) or not argv[1].isidentifier():
         print("usage: runner.py REPRODUCTION.py FUNCTION [RECORD_CODE.json]", file=sys.stderr)
         return 2
+    sys.addaudithook(audit)  # before the reproduction loads: a hook cannot be removed
     faulthandler.enable()  # a crash leaves a Python stack in stderr, which the parent quotes
     nonce = read_nonce()
     result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
