@@ -40,6 +40,7 @@ class Mutation:
 RECORD_HTML = "errkb/web/templates/errkb/record.html"
 ESCAPING = ("tests/test_web_escaping.py",)
 CLAIMS = ("tests/test_claims.py",)
+FORGED = "tests/test_trust_results.py::test_a_forged_h200_result_shows_as_unsigned_and_is_never_counted"
 STALE = tuple(f"tests/test_verifications.py::{name}" for name in [
     "test_a_result_for_an_older_record_stays_visible_but_sets_no_verdict", "test_an_edited_reproduction_also_makes_results_stale",
     "test_a_run_kept_without_a_file_for_an_older_record_does_not_decide", "test_the_record_page_shows_a_result_for_an_older_record_apart",
@@ -117,6 +118,15 @@ MUTATIONS = [
     Mutation("loose assertions", "a committed record's results all stale (its reproduction edited)", "reproductions/torchcrf-first-timestep-mask-off.py", '"""pytorch-crf\'s CRF defaults', '"""Edited: pytorch-crf\'s CRF defaults', ("tests/test_verifications.py::test_the_committed_catalog_has_a_result_for_every_record",)),
     Mutation("loose assertions", "a skipped-only record that needs no GPU", "reproductions/numpy-on-cuda-tensor.py", '"cuda_devices": 1,', '"cuda_devices": 0,', ("tests/test_verifications.py::test_the_committed_catalog_has_a_result_for_every_record",)),
     Mutation("loose assertions", "the match page runs one match at a time", "errkb/web/matching.py", "WORKERS = 4\n", "WORKERS = 1\n", ("tests/test_reliability_web.py::test_matches_run_side_by_side",)),
+    # -- trust: unsigned, failed and forged results (issue 21) ------------------------------------------------
+    Mutation("trust", "show/match/MCP count an unsigned result", "errkb/evidence.py", 'current = [r for r in rows if r["current"] and r["trusted"]]', 'current = [r for r in rows if r["current"]]', (FORGED,)),
+    Mutation("trust", "the record page counts an unsigned result", "errkb/web/present.py", 'return _is_current(run) and run.get("trusted") != 0', "return _is_current(run)", (FORGED,)),
+    Mutation("trust", "a wrong-error run teaches the matcher", "errkb/verifications.py", 'TEACHES_THE_MATCHER = ("verified",)', 'TEACHES_THE_MATCHER = RAN_THE_TRIGGER', ("tests/test_trust_results.py::test_only_current_signed_verified_results_feed_the_matcher",)),
+    Mutation("trust", "a C++ error thrown into a generator counts as the library's", "errkb/reproduce/compare.py", 'elif how == "throw":', 'elif how == "never":', ("tests/test_native_site.py",)),
+    Mutation("trust", "a C++ error set through ctypes counts as the library's", "errkb/reproduce/compare.py", 'elif how == "c-api":', 'elif how == "never":', ("tests/test_native_site.py",)),
+    Mutation("terminal", "errkb search prints escapes raw", "errkb/cli.py", 'click.echo(inert(f"   {search.plain_marks(why)}"))', 'click.echo(f"   {search.plain_marks(why)}")', ("tests/test_web_terminal_guards.py::test_escape_sequences_in_record_text_are_shown_inert",)),
+    # -- an API-change record's range (issue 19) ----------------------------------------------------------------
+    Mutation("ranges", "the range is always labelled by torch", "errkb/runs.py", 'return "library" if len(libraries) > 1 and len(torches) <= 1 else "torch"', 'return "torch"', ("tests/test_verifications.py::test_an_api_change_record_is_labelled_by_its_own_library_releases", "tests/test_verifications.py::test_the_readme_table_names_the_lightning_releases_that_ran")),
 ]
 
 

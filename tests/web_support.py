@@ -150,8 +150,8 @@ def write_xss_results(root: Path) -> list[Path]:
               ("tryCatchPattern", None)]
     observed = f"Probe {markup('observedMessages')}"
 
-    def result(record_hash: str, verdict: str, started: str, gpus: list[str]) -> verifications.Verification:
-        packages = {"hanlp": markup("packages"), "torch": "2.13.0"}
+    def result(record_hash: str, verdict: str, started: str, gpus: list[str], torch: str = "2.13.0") -> verifications.Verification:
+        packages = {"hanlp": markup("packages"), "torch": torch}
         python = f"3.11.{markup('python')}"  # no dots in the markup: the key's Python is still py3.11
         return verifications.Verification.model_validate({
             "schemaVersion": 1, "slug": XSS_SLUG, "environment": verifications.environment_key(packages, python, gpus),
@@ -185,7 +185,7 @@ def write_xss_results(root: Path) -> list[Path]:
     current = file_hash(root / "records" / f"{XSS_SLUG}.json")
     paths = [
         verifications.write(root, result(current, "verified", now, [markup("gpus")])),
-        verifications.write(root, result("0" * 64, "fix-failed", "2026-01-01T00:00:00Z", [])),
+        verifications.write(root, result("0" * 64, "fix-failed", "2026-01-01T00:00:00Z", [markup("gpus")], torch="2.12.0")),  # run_row: devices
     ]
     for path in paths:
         signing.sign(root, path, signer)
