@@ -111,6 +111,8 @@ MUTATIONS = [
     Mutation("claims", "tryCatchPattern: the wrong error caught is fine", "errkb/reproduce/claims.py", "    if seen.problems:\n", "    if False:\n", CLAIMS),
     Mutation("claims", "tryCatchPattern: nothing caught is fine", "errkb/reproduce/claims.py", "    if not caught:\n", "    if False:\n", CLAIMS),
     Mutation("claims", "tryCatchPattern: an escaping exception is fine", "errkb/reproduce/claims.py", 'return ClaimVerdict(CLAIM_FAILED, f"tryCatchPattern {what}', 'return ClaimVerdict(VERIFIED, f"tryCatchPattern {what}', CLAIMS),
+    Mutation("claims", "guard: a rejected valid input is fine", "errkb/reproduce/claims.py", 'if entry is None or entry.get("outcome") == "passed":', "if True:", CLAIMS),
+    Mutation("claims", "guard: valid inputs never reached are fine", "errkb/reproduce/claims.py", "    if missing:\n", "    if False:\n", CLAIMS),
     # -- a trigger that does not raise ----------------------------------------------------------------------
     Mutation("trigger", "a trigger that returns counts as reproduced", "errkb/reproduce/compare.py", "    return Judgement(False, NOT_REPRODUCED, reason)", "    return Judgement(True, None, reason)", CLAIMS + ("tests/test_reproduce.py::test_planted_case",)),
     # -- the assertions that could not fail before (issue 24, Must 5) ----------------------------------------

@@ -234,3 +234,54 @@ def test_a_trigger_that_raises_another_error_is_the_wrong_error():
     judged = judge_trigger(stage(exception("KeyError", "'crf'")), RECORD, LIBRARY)
     assert (judged.ok, judged.verdict) == (False, WRONG_ERROR)
     assert "class: expected ValueError, got KeyError" in judged.reason
+
+
+# -- the negative controls of a guard: judge_valid_inputs over the valid-inputs stage's log ---------------------
+
+VALID = {"ignore-index": "valid_ignore_index", "unbatched": "valid_unbatched"}
+
+
+def valid_entry(name: str, outcome: str | None = "passed", examples: int = 1, failures: int = 0, **more) -> dict:
+    return {"field": "validationCode", "action": "check", "valid": name, "outcome": outcome, "examples": examples,
+            "failures": failures, **more}
+
+
+def judge_valid(*entries: dict, exc: dict | None = None):
+    from errkb.reproduce.claims import judge_valid_inputs
+
+    return judge_valid_inputs("validationCode", VALID, stage(exc, list(entries)), RECORD, LIBRARY)
+
+
+def test_a_guard_that_passes_every_valid_situation_is_verified():
+    verdict = judge_valid(valid_entry("ignore-index"), valid_entry("unbatched", examples=60))
+    assert verdict.verdict == VERIFIED and verdict.reason == "passed all 61 valid situation(s) (ignore-index, unbatched)"
+
+
+@pytest.mark.parametrize("entry, reason", [
+    (valid_entry("unbatched", "flagged", input="x of shape (5,)", expr="x.dim() == 3"),
+     "it flagged x of shape (5,) (x.dim() == 3 was false)"),
+    (valid_entry("unbatched", "crashed", input="a PackedSequence",
+                 exception={"class": "AttributeError", "message": "'PackedSequence' object has no attribute 'dim'"}),
+     "it crashed on a PackedSequence with AttributeError: "),
+    (valid_entry("unbatched", "flagged", examples=60, failures=2, input="x of shape (0,)"),
+     "it flagged x of shape (0,) (2 of 60 situations rejected)"),
+    (valid_entry("unbatched", None, examples=0), "VALID['unbatched'] gave no situation to check"),
+])
+def test_a_guard_that_rejects_a_valid_situation_failed_its_claim(entry, reason):
+    verdict = judge_valid(valid_entry("ignore-index"), entry)
+    assert verdict.verdict == CLAIM_FAILED
+    assert verdict.failure == "validationCode rejects a valid input (unbatched)"
+    assert verdict.reason.startswith(reason), verdict.reason
+
+
+def test_valid_situations_the_stage_never_reached_fail_the_claim():
+    missing = judge_valid(valid_entry("ignore-index"))
+    assert missing.verdict == CLAIM_FAILED and missing.reason == "validationCode was not run on the valid input(s) unbatched"
+    crashed = judge_valid(valid_entry("ignore-index"), exc=exception("KeyError", "'unbatched'", in_library=False))
+    assert crashed.verdict == CLAIM_FAILED and "its valid inputs could not be checked" in crashed.reason
+
+
+def test_another_guards_entries_do_not_count_for_this_one():
+    other = dict(valid_entry("unbatched"), field="typeGuard")
+    verdict = judge_valid(valid_entry("ignore-index"), other)
+    assert verdict.verdict == CLAIM_FAILED and "not run on the valid input(s) unbatched" in verdict.reason
