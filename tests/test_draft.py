@@ -177,3 +177,43 @@ def test_the_command_must_run_one_python_file(root, tmp_path):
     assert made.exit_code == 1 and "expected a Python snippet and no arguments" in made.output
     made = run_cli("draft", "--slug", "Not_Kebab", "--from", snippet(tmp_path, "x = 1\n"), root=root)
     assert made.exit_code == 1 and "--slug 'Not_Kebab'" in made.output
+
+
+def _clone_with(path: Path, files: dict[str, bytes], tag: str) -> str:
+    """A local git repository holding `files`, tagged `tag`; returns the tag's commit."""
+    import subprocess
+
+    for name, data in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_bytes(data)
+    git = ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "release"], ["tag", tag]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_upstream_gives_the_release_tags_commit_when_the_file_is_byte_identical(root, tmp_path):
+    """packaging's metadata names no commit; a clone whose release tag holds the same file does (issue 19 Must 1)."""
+    import packaging
+    import packaging.version
+
+    installed = Path(packaging.version.__file__).read_bytes()
+    clone = tmp_path / "clone"
+    commit = _clone_with(clone, {"src/packaging/version.py": installed, "README": b"x\n"}, packaging.__version__)
+    made = draft(root, snippet(tmp_path, CASES["packaging"]["code"]), "--slug", "upstream-case", "--upstream", str(clone))
+    assert made.exit_code == 0, made.output
+    record = json.loads((root / "records" / "upstream-case.json").read_text())["record"]
+    assert (record["analyzedSha"], record["filePath"]) == (commit, "src/packaging/version.py")
+    assert record["githubUrl"].startswith(f"https://github.com/pypa/packaging/blob/{commit}/src/packaging/version.py#L")
+    assert f"tag {packaging.__version__} of {clone}" in made.output
+
+    # The tag's file differs from the installed one (a patched copy): the commit stays unresolved, and says why.
+    for drafted in (root / "records" / "upstream-case.json", root / "reproductions" / "upstream-case.py"):
+        drafted.unlink()
+    other = tmp_path / "other"
+    _clone_with(other, {"src/packaging/version.py": installed + b"# patched\n"}, f"v{packaging.__version__}")
+    made = draft(root, snippet(tmp_path, CASES["packaging"]["code"], "other.py"), "--slug", "upstream-other", "--upstream", str(other))
+    assert made.exit_code == 0, made.output
+    record = json.loads((root / "records" / "upstream-other.json").read_text())["record"]
+    assert record["analyzedSha"].startswith("TODO(errkb-draft): unresolved")
+    assert "differs from the installed packaging/version.py" in made.output

@@ -35,6 +35,9 @@ def snippet_and_python(command: tuple[str, ...], from_file: Path | None) -> tupl
 @click.option("--slug", help="The new record's slug (default: from the library and the message).")
 @click.option("--tag", "tags", multiple=True, help="A tag to put first (repeat); the library and class are suggested too.")
 @click.option("--sha", help="The source commit of the installed library, when its metadata names none (40 hex).")
+@click.option("--upstream", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A local clone of the library's repository: its release tag gives the commit, when the tag's copy of "
+              "the raise site's file is byte-identical to the installed one.")
 @click.option("--timeout", "timeout_s", type=float, default=120, show_default=True, help="Seconds the snippet may run.")
 @click.option("--allow-no-gpu", is_flag=True, help="Draft a 'no GPU' error itself (CUDA not available, no driver).")
 @click.option("--api-change", is_flag=True, help="The error came with a release of --library: bisect its releases "
@@ -49,7 +52,8 @@ def snippet_and_python(command: tuple[str, ...], from_file: Path | None) -> tupl
 @click.pass_obj
 def draft_command(root: Path, command: tuple[str, ...], from_file: Path | None, slug: str | None, tags: tuple[str, ...],
                   sha: str | None, timeout_s: float, allow_no_gpu: bool, api_change: bool, library: str | None,
-                  since: str | None, until: str | None, releases: str | None, pre: bool, pins: tuple[str, ...]) -> None:
+                  since: str | None, until: str | None, releases: str | None, pre: bool, pins: tuple[str, ...],
+                  upstream: Path | None) -> None:
     """Start a record from a snippet that raises: run it in the sandbox, capture its error, and write a draft
     records/<slug>.json and reproductions/<slug>.py with stubs (TODO(errkb-draft)) for what a person must write.
 
@@ -67,9 +71,9 @@ def draft_command(root: Path, command: tuple[str, ...], from_file: Path | None, 
         if api_change:
             only = [v.strip() for v in releases.split(",") if v.strip()] if releases else None
             made = draft_api_change(root, snippet, library, slug, tags, sha, timeout_s, since, until, only, pre,
-                                    say=lambda text: click.echo(text, err=True), pins=pins)
+                                    say=lambda text: click.echo(text, err=True), pins=pins, upstream=upstream)
         else:
-            made = draft(root, snippet, python, slug, tags, sha, timeout_s, allow_no_gpu)
+            made = draft(root, snippet, python, slug, tags, sha, timeout_s, allow_no_gpu, upstream=upstream)
     except DraftError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)

@@ -72,7 +72,8 @@ def covering_record(message: str, catalog: list[tuple[str, str, str]]) -> str | 
 
 
 def draft(root: Path, snippet: Path, python: str | None = None, slug: str | None = None, tags: tuple[str, ...] = (),
-          sha: str | None = None, timeout_s: float = 120, allow_no_gpu: bool = False, gpus: int = 0) -> Draft:
+          sha: str | None = None, timeout_s: float = 120, allow_no_gpu: bool = False, gpus: int = 0,
+          upstream: Path | None = None) -> Draft:
     """Write records/<slug>.json and reproductions/<slug>.py for the error `snippet` raises; raise DraftError (with
     nothing written) when the snippet gives nothing to draft or the files exist."""
     try:
@@ -84,12 +85,13 @@ def draft(root: Path, snippet: Path, python: str | None = None, slug: str | None
     if sha is not None and not (len(sha) == 40 and all(c in "0123456789abcdef" for c in sha)):
         raise DraftError(f"--sha {sha!r}: expected a full 40-hex commit")
     captured = capture(text, snippet.name, timeout_s, python, gpus, allow_no_gpu)
-    return write_draft(root, snippet, text, captured, slug, tags, sha)
+    return write_draft(root, snippet, text, captured, slug, tags, sha, upstream=upstream)
 
 
 def draft_api_change(root: Path, snippet: Path, library: str, slug: str | None = None, tags: tuple[str, ...] = (),
                      sha: str | None = None, timeout_s: float = 120, since: str | None = None, until: str | None = None,
-                     only: list[str] | None = None, pre: bool = False, say=lambda text: None, pins=()) -> Draft:
+                     only: list[str] | None = None, pre: bool = False, say=lambda text: None, pins=(),
+                     upstream: Path | None = None) -> Draft:
     """Bisect `library`'s releases for the one that introduced the snippet's error, and draft its record."""
     try:
         text = read_snippet(snippet)
@@ -101,7 +103,7 @@ def draft_api_change(root: Path, snippet: Path, library: str, slug: str | None =
     releases = api_change.select(api_change.list_releases(library, pre), since, until, only)
     say(f"{library}: {len(releases)} release(s) from {releases[0]} to {releases[-1]}")
     found = api_change.bisect(text, snippet.name, library, releases, timeout_s, say, pinned)
-    made = write_draft(root, snippet, text, found.captured, slug, tags, sha, api_change=True,
+    made = write_draft(root, snippet, text, found.captured, slug, tags, sha, api_change=True, upstream=upstream,
                        wording_source=f"{found.captured.site.distribution}=={found.first_failing}",
                        extra_doc=api_change.extra_doc(found),
                        needs=api_change.needs_of(found, found.captured), extra_code=api_change.api_literal(found))
@@ -111,7 +113,7 @@ def draft_api_change(root: Path, snippet: Path, library: str, slug: str | None =
 
 def write_draft(root: Path, snippet: Path, text: str, captured: Captured, slug: str | None, tags, sha: str | None,
                 api_change: bool = False, wording_source: str | None = None, extra_doc: str = "",
-                needs: dict | None = None, extra_code: str = "") -> Draft:
+                needs: dict | None = None, extra_code: str = "", upstream: Path | None = None) -> Draft:
     catalog = catalog_messages(root)
     covered_by = covering_record(captured.message, catalog)
     if covered_by:
@@ -121,7 +123,7 @@ def write_draft(root: Path, snippet: Path, text: str, captured: Captured, slug: 
         generalised = generalise(captured.message, corpus([message for _, message, _ in catalog]))
     except GeneraliseError as exc:
         raise DraftError(str(exc)) from None
-    source = resolve(captured, sha)
+    source = resolve(captured, sha, upstream)
     slug = slug or suggested_slug(captured, captured.site.distribution)
     record_file, reproduction_file = store.record_path(root, slug), reproduction_path(root, slug)
     for path in (record_file, reproduction_file):

@@ -1,7 +1,8 @@
 """Where a captured error comes from upstream: repo, commit, file and the excerpt at the raise line, with the
 provenance each piece has. Only what the installed distribution itself says is used (at run time a user has no
-search tools): torch's git_version, a direct_url.json's VCS commit, or a --sha the author gives; otherwise the
-commit is "unresolved" and the draft says so."""
+search tools): torch's git_version, a direct_url.json's VCS commit, a --sha the author gives, or the release's tag
+in a local clone (--upstream) whose copy of the file is byte-identical to the installed one; otherwise the commit
+is "unresolved" and the draft says so."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from ..reproduce.compare import _short as build_relative
 from ..reproduce.libraries import LIBRARIES, repos_in
 from .capture import Captured
+from .upstream import Upstream, find
 
 BEFORE, AFTER = 8, 2  # excerpt lines around the raise statement
 FROM_DEF = 20  # a raise this close to its function's def line: the excerpt starts at the def
@@ -76,11 +78,19 @@ def excerpt_bounds(text: str, line: int) -> tuple[int, int]:
     return start, end
 
 
-def resolve(captured: Captured, sha: str | None = None) -> Source:
+def resolve(captured: Captured, sha: str | None = None, upstream: Path | None = None) -> Source:
     site = captured.site
     facts = captured.distributions.get(site.distribution, {})
     repo = repo_of(site.distribution, facts)
     commit, commit_from = commit_of(site.distribution, facts, sha)
+    file_path = site.relative
+    if commit is None and upstream is not None and not site.native:
+        found = find(upstream, site.distribution, site.version, Path(site.file), site.relative)
+        if isinstance(found, Upstream):
+            commit, file_path = found.commit, found.path
+            commit_from = f"tag {found.tag} of {upstream}, {found.path} byte-identical to the installed file"
+        else:
+            commit_from = f"{UNRESOLVED} ({found})"
     if site.native:
         path = build_relative(site.native["file"]).lstrip("/")
         line = site.native["line"]
@@ -91,5 +101,5 @@ def resolve(captured: Captured, sha: str | None = None) -> Source:
     start, end = excerpt_bounds(text, site.line)
     excerpt = "\n".join(text.splitlines()[start - 1:end])
     provenance = {"checked": "installed", "dist": site.distribution, "version": site.version}
-    return Source(repo, commit, commit_from, site.relative, site.line, start, end, excerpt, provenance)
+    return Source(repo, commit, commit_from, file_path, site.line, start, end, excerpt, provenance)
 
