@@ -206,16 +206,13 @@ def sign(root: Path, paths: tuple[Path, ...], all_results: bool, key: Path, new_
         signer = signing.load_private_key(key)
         identity = signing.listed_key(root, signer).identity
         files = verifications.result_files(root) if all_results else [Path(p) for p in paths]
-        for path in files:
-            verifications.load(path, root)
-        written = sum(signing.sign(root, path, signer) for path in files)
-        stale = signing.orphans(root) if all_results else []
-        for orphan in stale:
-            orphan.unlink()
+        written, stale = writes.sign_results(root, files, signer, remove_orphans=all_results)
     except InvalidInput as exc:
         fail(exc.problems)
     except FileExistsError as exc:
         fail([f"{exc.filename}: exists; --new-key never overwrites a key"])
+    except CatalogBusy as exc:
+        fail([exc])
     click.echo(f"signed {written} result file(s) as {identity}, {len(files) - written} already signed"
                + (f"; removed {len(stale)} signature(s) of result files that are gone" if stale else ""))
 

@@ -9,6 +9,7 @@ never sees rows without their files, nor a writer two half-done changes.
 from __future__ import annotations
 
 import contextlib
+import errno
 from pathlib import Path
 
 from . import catalog, runs, signing, store, verifications
@@ -95,3 +96,35 @@ def keep_result(root: Path, verification: Verification, write_file: bool = True,
         runs.ensure_table(db)
         runs.store_result(db, root, verification, path, signing.trusts_unsigned(trust_unsigned))
     return path
+
+
+def sign_results(root: Path, files: list[Path], signer, remove_orphans: bool = False) -> tuple[int, list[Path]]:
+    """`errkb sign`: under the lock, check each result file and sign the bytes it holds (no errkb writer can
+    replace it between the check and the signature); with `remove_orphans`, drop signatures whose result is
+    gone. Returns (signatures written, signatures removed). Raises InvalidInput naming a file that fails to load."""
+    with catalog_lock(root):
+        for path in files:
+            verifications.load(path, root)
+        written = sum(signing.sign(root, path, signer) for path in files)
+        stale = signing.orphans(root) if remove_orphans else []
+        for orphan in stale:
+            orphan.unlink()
+    return written, stale
+
+
+def add_new_files(root: Path, texts: dict[Path, str]) -> None:
+    """`errkb draft`: write new files (a draft record and its reproduction) under the lock, all or none; raise
+    FileExistsError naming the first that exists."""
+    with catalog_lock(root):
+        for path in texts:
+            if path.exists():
+                raise FileExistsError(errno.EEXIST, "exists", str(path))
+        written: list[Path] = []
+        try:
+            for path, text in texts.items():
+                store.write_atomically(path, text)
+                written.append(path)
+        except BaseException:
+            for path in written:
+                path.unlink(missing_ok=True)
+            raise

@@ -183,3 +183,21 @@ def test_only_current_signed_verified_results_feed_the_matcher(root, how):
     write(root, result(root, GPU_RECORD, verdict="verified", torch="2.1.2", message=message))
     assert errkb(root, "build").returncode == 0
     assert GPU_RECORD in errkb(root, "match", paste, "--json").stdout
+
+
+def test_sign_and_draft_wait_for_the_catalog_lock_and_write_nothing_when_it_stays_held(root, tmp_path):
+    """errkb sign and errkb draft write through the one write path: while another process holds the catalog
+    lock they wait, then say the catalog is busy, and leave every file as it was (issue 21 Must 6)."""
+    from errkb.lock import catalog_lock
+
+    path = write(root, result(root, GPU_RECORD), sign=False)
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text("import torch\ntorch.zeros(2, 3) @ torch.zeros(2, 3)\n")
+    busy = {"ERRKB_LOCK_TIMEOUT": "1"}
+    with catalog_lock(root):
+        signed = errkb(root, "sign", path, "--key", private_key(root), env=busy)
+        drafted = errkb(root, "draft", "--slug", "busy-draft", "--", sys.executable, snippet, env=busy)
+    assert signed.returncode == 1 and "busy" in signed.stderr and "Traceback" not in signed.stderr, signed.stderr
+    assert not signing.signature_path(path).exists()
+    assert drafted.returncode == 1 and "busy" in drafted.stderr and "Traceback" not in drafted.stderr, drafted.stderr
+    assert not (root / "records" / "busy-draft.json").exists() and not (root / "reproductions" / "busy-draft.py").exists()

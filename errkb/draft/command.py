@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from ..lock import CatalogBusy
+
 from .capture import DraftError
 from .make import draft, draft_api_change
 
@@ -74,7 +76,7 @@ def draft_command(root: Path, command: tuple[str, ...], from_file: Path | None, 
                                     say=lambda text: click.echo(text, err=True), pins=pins, upstream=upstream)
         else:
             made = draft(root, snippet, python, slug, tags, sha, timeout_s, allow_no_gpu, upstream=upstream)
-    except DraftError as exc:
+    except (DraftError, CatalogBusy) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     click.echo(made.summary())

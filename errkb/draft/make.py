@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import store
+from .. import store, writes
 from ..coverage import reproduction_path
 from ..patterns import PatternError, pattern_matches
 from . import api_change
@@ -135,8 +135,11 @@ def write_draft(root: Path, snippet: Path, text: str, captured: Captured, slug: 
     site = captured.site
     wording_source = wording_source or f"{site.distribution}=={plain_version(site.version)}"
     reproduction = reproduction_of(captured, source, text, snippet.name, slug, wording_source, extra_doc, needs, extra_code)
-    store.write_atomically(record_file, json.dumps(envelope, indent=2, ensure_ascii=False) + "\n")
-    store.write_atomically(reproduction_file, reproduction)
+    try:
+        writes.add_new_files(root, {record_file: json.dumps(envelope, indent=2, ensure_ascii=False) + "\n",
+                                    reproduction_file: reproduction})
+    except FileExistsError as exc:  # written meanwhile by another draft
+        raise DraftError(f"{exc.filename} exists: choose another --slug, or remove the old draft first") from None
     stubs = sorted({str(loc[1]) for loc in stub_paths(envelope) if len(loc) > 1})
     notes = [f"NEEDS pins {', '.join(f'{k}{v}' for k, v in needs_packages(captured).items())}"]
     if generalised.rejected:
