@@ -73,6 +73,8 @@ ATTACKS = """
             "own copy": attempt(lambda: Path(__file__).write_text("def fix():\\n    raise SystemExit(3)\\n")),
             "shm": attempt(lambda: Path("/dev/shm/errkb-{marker}").write_bytes(b"x" * 2**20)),
             "processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
+            "home key": attempt(lambda: Path({home!r}, ".errkb", "maintainer.pem").read_bytes()),
+            "interfaces": sorted(name for _, name in __import__("socket").if_nameindex()),
         }}
         daemon()
         raise RuntimeError(json.dumps(seen))
@@ -87,9 +89,13 @@ def test_a_stage_sees_only_its_private_copies(tmp_path):
     (root / ".git" / "hooks").mkdir(parents=True)
     marker = f"{os.getpid()}-{time.monotonic_ns()}"
     site = sysconfig.get_paths()["purelib"]
-    catalog(root, "attacker", ATTACKS.format(root=str(root), source=str(ERRKB_SOURCE), site=site, marker=marker))
+    home = tmp_path / "home"  # the user's home, holding a maintainer's private key
+    (home / ".errkb").mkdir(parents=True)
+    (home / ".errkb" / "maintainer.pem").write_text("PRIVATE")
+    catalog(root, "attacker", ATTACKS.format(root=str(root), source=str(ERRKB_SOURCE), site=site, marker=marker,
+                                             home=str(home)))
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    outcome = errkb(root, "reproduce", "attacker")
+    outcome = errkb(root, "reproduce", "attacker", env={"HOME": str(home)})
     assert "sandbox: " in outcome.stderr and "WITHOUT" not in outcome.stderr
     data = result_file(root, "attacker")
     seen = json.loads(data["stages"][0]["message"])
@@ -97,6 +103,8 @@ def test_a_stage_sees_only_its_private_copies(tmp_path):
     for attack in ("write record", "rename root", "git hook", "site-packages .pth"):
         assert seen[attack] != "done", (attack, seen)
     assert seen["errkb source visible"] is False
+    assert seen["home key"] == "FileNotFoundError", seen  # the home is an empty tmpfs
+    assert seen["interfaces"] == ["lo"], seen  # a network namespace of its own
     assert seen["own copy"] == "done"  # its copy is its own to spoil (the next test: later stages get fresh ones)
     assert seen["processes"] < 10, seen  # a pid namespace of its own: the harness's processes are not there
     after = {p: p.read_bytes() for p in before}

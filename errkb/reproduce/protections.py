@@ -3,7 +3,9 @@
 A stage runs under bubblewrap (`bwrap`, Debian's `bubblewrap`: the small, audited sandbox Flatpak is built on):
 the whole file system read-only; the catalog root, its git checkout and errkb's own source hidden under empty
 tmpfs; the stage's private scratch copy of its reproduction and the record's code the only writable folder
-besides a private /tmp and /dev/shm; a pid namespace of its own, so that when the stage's first process ends
+besides a private /tmp and /dev/shm; the user's home hidden under an empty tmpfs (a maintainer's signing key, tokens: the environment the stage runs in is
+re-bound read-only); a network namespace with only loopback (reproductions are offline, and distributed ones
+rendezvous on 127.0.0.1); a pid namespace of its own, so that when the stage's first process ends
 the kernel kills every process left in it, double-forked daemons included; a new session, no capabilities, no
 new privileges. Memory is limited for the whole stage tree by a memory cgroup (v2 `memory.max`, or v1
 `memory.limit_in_bytes`); where none can be made, only each process's address space is limited (RLIMIT_AS),
@@ -23,8 +25,11 @@ import subprocess
 from pathlib import Path
 
 FILESYSTEM, PROCESSES, SHM, MEMORY, PROCESS_LIMIT = "filesystem", "processes", "shm", "memory", "process_limit"
+HOME, NETWORK = "home", "network"
 WHAT = {
     FILESYSTEM: "catalog, .git and errkb's source hidden, the rest read-only",
+    HOME: "the user's home hidden (signing keys, tokens, caches)",
+    NETWORK: "no network but loopback",
     PROCESSES: "every process killed at the stage's end",
     SHM: "a private /dev/shm",
     MEMORY: "one memory limit for the whole stage tree",
@@ -68,6 +73,8 @@ def active(memory_cgroup: str | None, process_cgroup: str | None) -> dict[str, s
     name = bwrap_version() if sandbox else None
     return {
         FILESYSTEM: f"{name}: read-only /, tmpfs over the catalog" if sandbox else None,
+        HOME: f"{name}: tmpfs over {Path.home()}" if sandbox else None,
+        NETWORK: f"{name}: network namespace" if sandbox else None,
         PROCESSES: f"{name}: pid namespace" if sandbox else None,
         SHM: f"{name}: tmpfs /dev/shm" if sandbox else None,
         MEMORY: memory_cgroup,
@@ -114,19 +121,25 @@ def bwrap_command(writable: Path, readable: list[Path], hidden: list[str], pytho
     args = [bwrap_binary(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
     for device in sorted(Path("/dev").glob("nvidia*")):  # CUDA stages reach the GPU through these
         args += ["--dev-bind-try", str(device), str(device)]
+    home = str(Path.home())
+    args += ["--tmpfs", home]
     for folder in hidden:
         args += ["--tmpfs", folder]
-    # The environment the stage's Python belongs to, re-bound read-only where a mount above hid it: a venv inside the
-    # checkout, or an `errkb reproduce --with` environment under /tmp ($ERRKB_ENV_DIR there: the private /tmp is empty)
-    prefix = Path(python).parent.parent
-    if any(place.is_relative_to(folder) for place in (prefix, prefix.resolve()) for folder in [*hidden, "/tmp", "/dev/shm"]):
-        args += ["--ro-bind", str(prefix), str(prefix)]
+    # The environment the stage's Python belongs to (and the interpreter that one links to), re-bound read-only
+    # where a mount above hid it: a venv inside the checkout, an `errkb reproduce --with` environment in the user's
+    # cache folder, or under /tmp ($ERRKB_ENV_DIR there: the private /tmp is empty)
+    covered = [*hidden, home, "/tmp", "/dev/shm"]
+    prefixes = dict.fromkeys([Path(python).parent.parent, Path(python).resolve().parent.parent])
+    for prefix in prefixes:
+        if any(place.is_relative_to(folder) for place in (prefix, prefix.resolve()) for folder in covered):
+            args += ["--ro-bind", str(prefix), str(prefix)]
     for folder in hidden:  # empty and read-only: nothing planted there outlives the stage or misleads it
         args += ["--remount-ro", folder]
     for path in readable:
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(writable), str(writable), "--chdir", str(writable),
-             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try", "--die-with-parent",
+             "--new-session", "--setenv", "HOME", home]
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]
     return args
