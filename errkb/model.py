@@ -114,6 +114,12 @@ def _real_time(r: Record):
         yield "analyzedAt", f"analyzedAt {r.analyzedAt!r} is not a real date and time"
 
 
+def _real_commit(r: Record):
+    if len(set(r.analyzedSha)) == 1:
+        yield "analyzedSha", (f"analyzedSha {r.analyzedSha[:12]}... is a placeholder (one digit repeated), not a commit: "
+                              "give the commit the excerpt was read at, or leave the record a draft until it is found")
+
+
 def _line_in_excerpt(r: Record):
     if not r.sourceCodeStart <= r.lineNumber <= r.sourceCodeEnd:
         yield "lineNumber", (
@@ -157,6 +163,7 @@ def _unique_tags(r: Record):
 CROSS_FIELD_CHECKS = [
     ({"lineNumber", "sourceCodeStart", "sourceCodeEnd"}, _integers_fit),
     ({"analyzedAt"}, _real_time),
+    ({"analyzedSha"}, _real_commit),
     ({"lineNumber", "sourceCodeStart", "sourceCodeEnd"}, _line_in_excerpt),
     ({"sourceCode", "lineNumber", "sourceCodeStart", "sourceCodeEnd"}, _excerpt_lines),
     ({"githubUrl", "repo", "analyzedSha", "filePath", "sourceCodeStart", "sourceCodeEnd"}, _github_url),

@@ -106,7 +106,7 @@ def test_a_drafted_record_filled_in_validates_and_reproduces(root, tmp_path, lib
     fill(root, slug, "Pass a value the library accepts", case["fix"])
     if case["sha"] is None:
         envelope = json.loads((root / "records" / f"{slug}.json").read_text())
-        envelope["record"]["analyzedSha"] = "1" * 40  # what the author found; this test does not check commits
+        envelope["record"]["analyzedSha"] = "5" + "1" * 39  # what the author found; this test does not check commits
         r = envelope["record"]
         r["githubUrl"] = f"https://github.com/{r['repo']}/blob/{r['analyzedSha']}/{r['filePath']}#L{r['sourceCodeStart']}-L{r['sourceCodeEnd']}"
         (root / "records" / f"{slug}.json").write_text(json.dumps(envelope, indent=2))

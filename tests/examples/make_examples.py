@@ -74,6 +74,9 @@ def main():
     bad("line-outside-excerpt.json", "$.record.lineNumber", "lineNumber 70 is outside the excerpt", False, change=lambda r: r.update(lineNumber=70))
     bad("excerpt-line-count.json", "$.record.sourceCode", "sourceCode has 36 lines, expected 37", False, change=lambda r: r.update(sourceCode=r["sourceCode"].split("\n", 1)[1]))
     bad("github-url-inconsistent.json", "$.record.githubUrl", "expected 'https://github.com/hankcs/HanLP/blob/ddb1299bddff079e447af52ec12549c50636bfa8/hanlp/components/taggers/tagger.py#L19-L55'", False, change=lambda r: r.update(githubUrl=r["githubUrl"].replace("#L19-L55", "#L20-L55")))
+    zeros = "0" * 40
+    bad("placeholder-commit.json", "$.record.analyzedSha", "is a placeholder (one digit repeated), not a commit", False,
+        change=lambda r: r.update(analyzedSha=zeros, githubUrl=r["githubUrl"].replace(r["analyzedSha"], zeros)))
     bad("unknown-field.json", "$.record.errorSeverity", "unknown field 'errorSeverity'", True, change=lambda r: r.update(errorSeverity="high"))
     bad("bad-enum.json", "$.record.severity", 'found "fatal"', True, change=lambda r: r.update(severity="fatal"))
     big = copy.deepcopy(envelope)
