@@ -8,7 +8,7 @@ features) input, where dimension 1 is the sequence. The demonstrations: size the
 and let nn.LazyBatchNorm2d take num_features from the first batch. The record's exampleFix and validationCode run
 from its own text; the guard is checked against 2-D, 3-D and 4-D inputs, channels_last, eval mode with a batch of
 one and running stats turned off. CPU only."""
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "size_from_previous_layer", 2: "features_to_dim_1", 3: "lazy_batchnorm"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 VALID = {
@@ -17,6 +17,7 @@ VALID = {
     "eval-batch-of-one": "valid_eval_batch_of_one",
     "no-running-stats": "valid_no_running_stats",
     "lazy-before-first-batch": "valid_lazy_before_first_batch",
+    "generated-channels": "valid_generated_channels",
 }
 CODE_NAMES = {"exampleFix": ["nn", "conv"], "validationCode": ["x", "bn"]}
 WORDINGS = [
@@ -26,6 +27,7 @@ PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "
               "commit": "000e0689816596fada756234dbc4cf0a73790876", "offset": 48}
 
 import errkb_record as record
+from hypothesis import strategies as st
 
 import torch
 import torch.nn as nn
@@ -156,3 +158,14 @@ def valid_lazy_before_first_batch():
     nn.LazyBatchNorm2d()(x)  # an identical lazy module accepts it; the one the guard sees stays unmaterialized
     assert bn.has_uninitialized_params()
     return {"x": x, "bn": bn}
+
+
+def valid_generated_channels():
+    """Generated: BatchNorm1d/2d/3d over inputs whose dimension 1 has its num_features, any batch (>1) and size."""
+    def pair(kind, channels, batch, size):
+        bn = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)[kind](channels)
+        spatial = {0: 1 if size > 1 else 0, 1: 2, 2: 3}[kind]  # BatchNorm1d: (N, C) or (N, C, L); 2d: 4-D; 3d: 5-D
+        x = torch.randn(batch, channels, *([size] * spatial))
+        return _accepted(x, bn)
+
+    return st.builds(pair, st.integers(0, 2), st.integers(1, 8), st.integers(2, 4), st.integers(1, 4))

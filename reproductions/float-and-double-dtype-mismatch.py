@@ -9,7 +9,7 @@ exampleFix and validationCode run from its own text. Releases before 2.1 raise t
 ("mat1 and mat2 must have the same dtype"), which the record's pattern does not accept: hence torch>=2.1.
 """
 
-NEEDS = {"packages": {"torch": ">=2.1"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=2.1", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "cast_input", 2: "double_model"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 VALID = {
@@ -17,6 +17,7 @@ VALID = {
     "token-ids-into-embedding": "valid_token_ids",
     "bfloat16-model-bfloat16-input": "valid_bfloat16_pair",
     "double-model-double-input": "valid_double_pair",
+    "generated-matching-dtypes": "valid_generated_dtypes",
 }
 CODE_NAMES = {"exampleFix": ["torch", "model", "features", "targets"], "validationCode": ["model", "x"]}
 KEEP = ["model"]
@@ -37,6 +38,7 @@ PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "
 import math
 
 import errkb_record as record
+from hypothesis import strategies as st
 
 import torch
 import torch.nn as nn
@@ -137,3 +139,12 @@ def valid_bfloat16_pair():
 def valid_double_pair():
     x, _ = _data()
     return _accepted(_model().double(), x)
+
+
+def valid_generated_dtypes():
+    """Generated: a Linear model and a batch of any shape in the same floating dtype is a pair the model runs."""
+    def pair(dtype, features, batch):
+        model = nn.Linear(features, 2).to(dtype)
+        return _accepted(model, torch.randn(batch, features, dtype=dtype))
+
+    return st.builds(pair, st.sampled_from([torch.float32, torch.float64, torch.bfloat16]), st.integers(1, 8), st.integers(1, 6))

@@ -7,10 +7,11 @@ fixed batch size is really needed (every batch then has 4 rows and the incomplet
 exampleFix and validationCode run from its own text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "loop_over_actual_size", 2: "drop_last"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
-VALID = {"negative-index": "valid_negative_index", "last-row": "valid_last_row", "zero-dim-index": "valid_zero_dim_index"}
+VALID = {"negative-index": "valid_negative_index", "last-row": "valid_last_row", "zero-dim-index": "valid_zero_dim_index",
+         "generated-indices": "valid_generated_indices"}
 CODE_NAMES = {"exampleFix": ["preds"], "validationCode": ["tensor", "index", "dim"]}
 KEEP = ["preds"]
 WORDINGS = [
@@ -25,6 +26,7 @@ WORDINGS = [
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import errkb_record as record
+from hypothesis import strategies as st
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -110,3 +112,15 @@ def valid_zero_dim_index():
     index = preds[:, 0].argmax()
     preds[index]
     return {"tensor": preds, "index": index, "dim": 0}
+
+
+def valid_generated_indices():
+    """Generated: any index from -size to size - 1 of any dimension of any non-empty tensor, as select takes it."""
+    def situation(shape, data):
+        dim = data.draw(st.integers(0, len(shape) - 1))
+        index = data.draw(st.integers(-shape[dim], shape[dim] - 1))
+        tensor = torch.randn(shape)
+        tensor.select(dim, index)  # proves the situation valid
+        return {"tensor": tensor, "index": index, "dim": dim}
+
+    return st.builds(situation, st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple), st.data())

@@ -8,7 +8,7 @@ stay (B, T)) fixed by flattening logits and targets together, or by moving the c
 run from its own text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "flatten_keeps_batch", 2: "flatten_logits_and_targets_together"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 VALID = {
@@ -16,6 +16,7 @@ VALID = {
     "unbatched": "valid_unbatched",
     "sequence-class-dim-1": "valid_sequence",
     "class-probabilities": "valid_probabilities",
+    "generated-matching-batches": "valid_generated_batches",
 }
 CODE_NAMES = {"exampleFix": ["x"], "validationCode": ["logits", "targets"]}
 WORDINGS = [
@@ -29,6 +30,7 @@ PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "
 import math
 
 import errkb_record as record
+from hypothesis import strategies as st
 
 import torch
 import torch.nn as nn
@@ -149,3 +151,13 @@ def valid_sequence():
 
 def valid_probabilities():
     return _accepted(torch.randn(6, 10), torch.softmax(torch.randn(6, 10), dim=1))
+
+
+def valid_generated_batches():
+    """Generated: logits (N, C) or (N, C, T) with class targets (N,) or (N, T) of the same N, as cross_entropy takes."""
+    def pair(batch, classes, steps):
+        if steps:
+            return _accepted(torch.randn(batch, classes, steps), torch.randint(0, classes, (batch, steps)))
+        return _accepted(torch.randn(batch, classes), torch.randint(0, classes, (batch,)))
+
+    return st.builds(pair, st.integers(1, 9), st.integers(2, 7), st.integers(0, 4))

@@ -13,7 +13,7 @@ with one logit trained with BCEWithLogitsLoss on float 0/1 targets. The record's
 from its own text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "long_targets", 2: "probability_targets", 3: "binary_bce"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 VALID = {
@@ -22,6 +22,7 @@ VALID = {
     "class-probabilities": "valid_probabilities",
     "segmentation-int64-masks": "valid_segmentation",
     "unbatched": "valid_unbatched",
+    "generated-targets": "valid_generated_targets",
 }
 CODE_NAMES = {"exampleFix": ["nn", "labels", "model", "x"], "validationCode": ["torch", "logits", "targets"]}
 KEEP = ["model"]
@@ -39,6 +40,7 @@ PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "
 import math
 
 import errkb_record as record
+from hypothesis import strategies as st
 
 import torch
 import torch.nn as nn
@@ -150,3 +152,18 @@ def valid_segmentation():
 def valid_unbatched():
     x, _ = _data()
     return _accepted(_model()(x[0]), torch.tensor(1))
+
+
+def valid_generated_targets():
+    """Generated: class-index targets (int64, or uint8 without spatial dims) or same-shape float probabilities, for
+    logits of any batch, class count and optional spatial size, as cross_entropy takes them."""
+    def pair(batch, classes, spatial, kind):
+        shape = (batch, classes, spatial) if spatial else (batch, classes)
+        logits = torch.randn(shape)
+        if kind == "probabilities":
+            return _accepted(logits, torch.softmax(torch.randn(shape), dim=1))
+        targets = torch.randint(0, classes, (batch, spatial) if spatial else (batch,))
+        return _accepted(logits, targets.to(torch.uint8) if kind == "byte" and not spatial else targets.long())
+
+    return st.builds(pair, st.integers(1, 6), st.integers(2, 6), st.integers(0, 3),
+                     st.sampled_from(["long", "byte", "probabilities"]))

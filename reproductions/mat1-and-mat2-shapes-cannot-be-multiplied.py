@@ -8,13 +8,14 @@ the flattened size independent of the image size (28x28 and 32x32 batches both t
 validationCode run from its own text.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "computed_in_features", 2: "lazy_linear", 3: "adaptive_pool"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 VALID = {
     "matching-head": "valid_matching_head",
     "batch-of-one": "valid_batch_of_one",
     "adaptive-pool": "valid_adaptive_pool",
+    "generated-shapes": "valid_generated_shapes",
 }
 CODE_NAMES = {"exampleFix": ["nn", "torch", "features"], "validationCode": ["torch", "features", "fc", "x"]}
 WORDINGS = [
@@ -32,6 +33,7 @@ PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "
 import math
 
 import errkb_record as record
+from hypothesis import strategies as st
 
 import torch
 import torch.nn as nn
@@ -133,3 +135,12 @@ def valid_adaptive_pool():
     """Solution 3: with adaptive pooling the same head fits images of another size."""
     features = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d((7, 7)), nn.Flatten())
     return _runs(features, nn.Linear(16 * 7 * 7, 10), _batch(size=40)[0])
+
+
+def valid_generated_shapes():
+    """Generated: any channel count, image size and batch size, with the head sized from them, is a model that runs."""
+    def model(channels, size, batch):
+        features = nn.Sequential(nn.Conv2d(1, channels, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten())
+        return _runs(features, nn.Linear(channels * (size // 2) ** 2, 3), torch.randn(batch, 1, size, size))
+
+    return st.builds(model, st.integers(1, 8), st.integers(2, 20), st.integers(1, 5))

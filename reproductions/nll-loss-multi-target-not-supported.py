@@ -8,7 +8,7 @@ genuinely multi-label rows trained with BCEWithLogitsLoss. The record's exampleF
 own text. CPU only.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "squeeze_target", 2: "one_hot_to_indices", 3: "multi_label_bce"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 VALID = {
@@ -16,6 +16,7 @@ VALID = {
     "unbatched": "valid_unbatched",
     "segmentation-masks": "valid_segmentation",
     "class-probabilities": "valid_probabilities",
+    "generated-targets": "valid_generated_targets",
 }
 CODE_NAMES = {"exampleFix": ["nn", "labels", "model", "x"], "validationCode": ["logits", "targets"]}
 KEEP = ["model"]
@@ -33,6 +34,7 @@ PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "
 import math
 
 import errkb_record as record
+from hypothesis import strategies as st
 
 import torch
 import torch.nn as nn
@@ -142,3 +144,17 @@ def valid_segmentation():
 def valid_probabilities():
     x, labels = _data()
     return _accepted(_model()(x), F.one_hot(labels.squeeze(1), C).float())
+
+
+def valid_generated_targets():
+    """Generated: targets with one dimension fewer than the logits (class indices), or float probabilities of the
+    logits' shape, for batched or unbatched logits with or without spatial dimensions."""
+    def pair(batch, classes, spatial, probabilities):
+        spatial = spatial if batch else 0  # an unbatched input has no spatial dimensions: (C, d) reads as (N, C)
+        shape = ((batch,) if batch else ()) + (classes,) + ((spatial,) if spatial else ())
+        logits = torch.randn(shape)
+        if probabilities:
+            return _accepted(logits, torch.softmax(torch.randn(shape), dim=1 if batch else 0))
+        return _accepted(logits, torch.randint(0, classes, shape[:1] + shape[2:] if batch else shape[1:]))
+
+    return st.builds(pair, st.integers(0, 5), st.integers(2, 6), st.integers(0, 3), st.booleans())

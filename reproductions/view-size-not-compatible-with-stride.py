@@ -7,7 +7,7 @@ giving exactly the values of an element-by-element reference (torch.stack of the
 working backward pass. The record's exampleFix and validationCode run from its text.
 """
 
-NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": ">=1.13", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "use_reshape", 2: "contiguous_then_view"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 VALID = {
@@ -15,6 +15,7 @@ VALID = {
     "column-slice-split": "valid_column_slice",
     "transpose-split": "valid_transpose_split",
     "expanded-split": "valid_expanded",
+    "generated-viewable": "valid_generated_viewable",
 }
 CODE_NAMES = {"exampleFix": ["attn", "B", "T", "H", "D"], "validationCode": ["t", "shape"]}
 WORDINGS = [
@@ -28,6 +29,7 @@ WORDINGS = [
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import errkb_record as record
+from hypothesis import strategies as st
 
 import torch
 
@@ -111,3 +113,14 @@ def valid_expanded():
     x = torch.randn(1, 4).expand(3, 4)
     assert not x.is_contiguous()
     return _viewable(x, (3, 2, 2))
+
+
+def valid_generated_viewable():
+    """Generated: a contiguous tensor, or a column slice of one, viewed as a shape that splits or merges only
+    dimensions view can (every such view is accepted)."""
+    def situation(rows, cols, split, sliced):
+        base = torch.randn(rows * split, cols * 2)
+        t = base[:, :cols] if sliced else base  # a column slice: rows still split without a copy
+        return _viewable(t, (split, rows, t.shape[1]))
+
+    return st.builds(situation, st.integers(1, 5), st.integers(1, 5), st.integers(1, 4), st.booleans())
