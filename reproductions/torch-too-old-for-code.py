@@ -19,17 +19,26 @@ CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["params"], "validationCode": ["required_names"]}
 KEEP = ["params"]
 VALID = {"present-names": "valid_present_names", "lazy-submodules": "valid_lazy_submodules",
-         "nothing-required": "valid_nothing_required"}
+         "dotted-names": "valid_dotted_names", "nothing-required": "valid_nothing_required"}
 WORDINGS = [
     {'text': "module 'torch' has no attribute 'foreach'", 'source': 'torch==2.13.0', 'match': 'pattern'},
     {'text': "module 'torch' has no attribute 'foreach'", 'source': 'torch==2.5.1', 'match': 'pattern'},
-    {'text': "module 'torch' has no attribute 'tensordot'", 'source': 'CalciferZh/SMPL#21', 'match': 'matcher'},
-    {'text': "module 'torch' has no attribute 'no_grad'", 'source': 'MVIG-SJTU/AlphaPose#297', 'match': 'matcher'},
+    {'text': "module 'torch' has no attribute 'tensordot'", 'source': 'CalciferZh/SMPL#21', 'match': 'pattern'},
+    {'text': "module 'torch' has no attribute 'no_grad'", 'source': 'MVIG-SJTU/AlphaPose#297', 'match': 'pattern'},
     {'text': "module 'torch' has no attribute 'library", 'source': 'ethnhe/FFB6D#103', 'match': 'pattern'},
     {'text': "module 'torch' has no attribute '_six'", 'source': 'Lausannen/NAS-FCOS#13', 'match': 'pattern'},
     {'text': "module 'torch.nn' has no attribute 'Identity'", 'source': 'asyml/texar-pytorch#123', 'match': 'pattern'},
     {'text': "'module' object has no attribute 'no_grad'", 'source': 'JiaRenChang/PSMNet#20', 'match': 'none',
      'why': "Python 2's wording names no module: matching it would claim every module's missing attribute"},
+    {'text': "module 'torch' has no attribute 'Tensor'", 'source': 'pytorch/pytorch#39473', 'match': 'pattern'},
+    {'text': "partially initialized module 'torch' has no attribute 'cuda' (most likely due to a circular import)",
+     'source': 'ZhendongWang6/Uformer#61', 'match': 'none',
+     'why': "a script named torch.py importing torch, or an import cycle: renaming the file is the fix, not a release"},
+    {'text': "module 'torch._C' has no attribute '_cuda_getDevice'", 'source': 'sniklaus/sepconv-slomo#32',
+     'match': 'none', 'why': "a name missing from the compiled module: a build without CUDA asked for CUDA"},
+    {'text': "module 'torch._C' has no attribute '_cuda_setDevice'",
+     'source': 'microsoft/Bringing-Old-Photos-Back-to-Life#241', 'match': 'none',
+     'why': "a name missing from the compiled module: a build without CUDA asked for CUDA"},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 
@@ -93,6 +102,7 @@ def example_fix():
 
 def guard():
     assert not record.check("validationCode", {"required_names": ["no_grad", "foreach"]})
+    assert not record.check("validationCode", {"required_names": ["foreach.mul_"]})
     assert record.check("validationCode", {"required_names": ["no_grad"]})
 
 
@@ -103,10 +113,23 @@ def valid_present_names():
 
 
 def valid_lazy_submodules():
-    """Submodules torch imports only on first access (through the same __getattr__) count as present."""
+    """Submodules count as present: onnx is imported only on first access (through the same __getattr__), fx and
+    library when torch is imported."""
     for name in ("fx", "library", "onnx"):
         assert isinstance(getattr(torch, name), type(torch))
     return {"required_names": ["fx", "library", "onnx"]}
+
+
+def valid_dotted_names():
+    """Names inside submodules, as the record's own cases read (torch.nn.Identity, torch.library.custom_op)."""
+    import importlib
+
+    names = ["nn.Identity", "nn.functional.relu", "library.custom_op", "utils.data.DataLoader",
+             "distributed.is_available"]
+    for name in names:
+        module, _, attr = ("torch." + name).rpartition(".")
+        getattr(importlib.import_module(module), attr)
+    return {"required_names": names}
 
 
 def valid_nothing_required():
