@@ -22,7 +22,7 @@ WORDINGS = [
     {'text': "Can't get attribute 'Net' on <module '__main__' from", 'source': 'torch==2.13.0', 'match': 'pattern'},
     {'text': "Can't get attribute 'Net' on <module '__main__' from", 'source': 'torch==2.5.1', 'match': 'pattern'},
     {'text': "Can't get attribute 'Net' on <module '__main__' from 'cifar10.py'>", 'source': 'kuangliu/pytorch-cifar#20',
-     'match': 'matcher'},
+     'match': 'pattern'},
     {'text': "Can't get attribute 'LocNet' on <module '__main__' (built-in)>", 'source': 'yhjo09/AdaTarget#5',
      'match': 'pattern'},
     {'text': "Can't get attribute 'base_args_dict' on <module '__main__'>", 'source': 'pytorch/pytorch#112944',
@@ -32,9 +32,14 @@ WORDINGS = [
     {'text': "Unsupported global: GLOBAL utils.HParams was not an allowed global by default",
      'source': '0Xiaohei0/LocalAIVtuber#51', 'match': 'none',
      'why': "the weights_only=True refusal, covered by torch-load-weights-only-failed"},
+    {'text': "Can't get attribute 'ImageDataset' on <module '__main__' (built-in)>", 'source': 'Optimization-AI/LibAUC#60',
+     'match': 'pattern'},
+    {'text': "Can't get attribute 'ChatDataset' on <module '__mp_main__' from 'c:\\\\Users\\\\hp\\\\Desktop\\\\Pytorch\\\\train.py'>",
+     'source': 'pytorch/pytorch#87016', 'match': 'pattern'},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -103,6 +108,18 @@ def class_bound_in_main():
 
     _train()
     assert not hasattr(__main__, "Net")
+    # first this release's default: from 2.6 weights_only=True refuses the class before any lookup
+    release = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+    try:
+        torch.load("model.pt")
+    except pickle.UnpicklingError as exc:
+        assert release >= (2, 6), exc
+        assert "Unsupported global: GLOBAL __main__.Net" in str(exc), exc
+    except AttributeError as exc:
+        assert release < (2, 6), exc
+        assert "Can't get attribute 'Net' on <module '__main__'" in str(exc), exc
+    else:
+        raise AssertionError("the whole-model checkpoint loaded without the class")
     __main__.Net = Net
     _check(torch.load("model.pt", weights_only=False))
 
@@ -116,6 +133,13 @@ def state_dict_instead():
     model = Net()
     model.load_state_dict(torch.load("model_state.pt", weights_only=True))
     _check(model)
+    # a file that exists only as a pickled model: load it once with the class bound, keep its state_dict
+    __main__.Net = Net
+    torch.save(torch.load("model.pt", weights_only=False).state_dict(), "converted_state.pt")
+    del __main__.Net
+    converted = Net()
+    converted.load_state_dict(torch.load("converted_state.pt", weights_only=True))
+    _check(converted)
 
 
 def example_fix():
