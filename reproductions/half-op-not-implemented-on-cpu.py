@@ -25,6 +25,8 @@ WORDINGS = [
     {'text': "\"ctc_loss_cpu\" not implemented for 'Half'", 'source': 'torch==2.5.1', 'match': 'pattern'},
     {'text': "\"addmm_impl_cpu_\" not implemented for 'Half'", 'source': 'zai-org/ChatGLM3#628', 'match': 'matcher'},
     {'text': "\"slow_conv2d_cpu\" not implemented for 'Half'", 'source': 'zai-org/VisualGLM-6B#30', 'match': 'pattern'},
+    {'text': "\"triu_tril_cuda_template\" not implemented for 'BFloat16'", 'source': 'pytorch/pytorch#101932',
+     'match': 'pattern'},
 ]
 PROVENANCE = {'checked': 'native-build', 'dist': 'torch', 'version': '2.13.0+cpu', 'excerpt': 'unverified'}
 
