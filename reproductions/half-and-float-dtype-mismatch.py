@@ -25,6 +25,13 @@ WORDINGS = [
     {'text': "expected scalar type Half but found Float", 'source': 'torch==2.13.0', 'match': 'pattern'},
     {'text': "expected scalar type Half but found Float", 'source': 'torch==2.5.1', 'match': 'pattern'},
     {'text': "expected scalar type Half but found Float", 'source': 'CompVis/stable-diffusion#466', 'match': 'matcher'},
+    {'text': "expected m1 and m2 to have the same dtype, but got: c10::Half != float",
+     'source': 'Vaibhavs10/fast-whisper-finetuning#14', 'match': 'none',
+     'why': "a matrix product's own wording of the mismatch, claimed by float-and-double-dtype-mismatch"},
+    {'text': "mat1 and mat2 must have the same dtype, but got Float and Half", 'source': 'OpenBMB/MiniCPM-V#234',
+     'match': 'none', 'why': "a matrix product's own wording of the mismatch, claimed by float-and-double-dtype-mismatch"},
+    {'text': "expected scalar type Float but found Half", 'source': 'wusuozhi/stable-diffusion-learning#2',
+     'match': 'none', 'why': "Float expected (the float32 operand first): float-and-double-dtype-mismatch claims it"},
 ]
 PROVENANCE = {'checked': 'native-build', 'dist': 'torch', 'version': '2.13.0+cpu', 'excerpt': 'unverified'}
 
@@ -99,6 +106,15 @@ def guard():
     queries, memory, _ = _situation()
     assert not record.check("validationCode", {"queries": queries, "memory": memory})
     assert record.check("validationCode", {"queries": queries, "memory": memory.half()})
+    # solution 2's situation: under CPU autocast bfloat16 activations meet a float32 tensor, and bmm accepts them
+    torch.manual_seed(0)
+    proj = torch.nn.Linear(8, 8)
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        queries = proj(torch.randn(2, 5, 8))
+        memory = torch.randn(2, 6, 8)
+        assert queries.dtype == torch.bfloat16 and memory.dtype == torch.float32
+        torch.bmm(queries, memory.transpose(1, 2))
+        assert record.check("validationCode", {"queries": queries, "memory": memory})
 
 
 def _valid(queries, memory):
