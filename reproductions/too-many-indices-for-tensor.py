@@ -43,10 +43,20 @@ def trigger():
 
 
 def index_for_rank():
-    """Solution 1: two indices for the two-dimensional boxes."""
+    """Solution 1: two indices for the two-dimensional boxes; an empty (0,) result reshaped to (0, 4) first."""
     boxes = torch.tensor(BOXES)
     assert boxes.dim() == 2
     assert torch.equal(boxes[:, 2] - boxes[:, 0], WIDTHS)
+    empty = torch.zeros(0)  # no detections: a 1-D tensor, on which unsqueeze(0) and the ellipsis index both fail
+    for attempt in (lambda b: b.unsqueeze(0)[:, :, 2], lambda b: b[..., 2]):
+        try:
+            attempt(empty)
+        except IndexError:
+            pass
+        else:
+            raise AssertionError("an empty 1-D result was indexed")
+    empty = empty.reshape(-1, 4)
+    assert empty.shape == (0, 4) and (empty[:, 2] - empty[:, 0]).shape == (0,)
 
 
 def restore_batch_dimension():
