@@ -34,7 +34,9 @@ PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 
 import io
 import os
+import resource
 import shutil
+import signal
 
 import errkb_record as record
 
@@ -75,20 +77,45 @@ def save_where_it_fits():
     _same(torch.load("checkpoints/model.pt"), model)
 
 
-def atomic_save_keeps_previous():
-    """Solution 2: save to a temporary file, replace only after success; a failed save keeps the old checkpoint."""
-    previous = _model()
-    torch.save(previous.state_dict(), "last.pt.tmp")
-    os.replace("last.pt.tmp", "last.pt")
-    newer = torch.nn.Linear(256, 256)
+def _save_with_disk_full(state, path):
+    """torch.save while writes stop part-way, as on a disk that fills up during the save: RLIMIT_FSIZE makes every
+    write past 100 kB fail (SIGXFSZ ignored, so the write returns an error as ENOSPC would)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, hard))
     try:
-        torch.save(newer.state_dict(), "/dev/full")  # the temporary file's writes fail: the disk is full
-        os.replace("/dev/full", "last.pt")  # not reached
+        torch.save(state, path)
+    except RuntimeError as exc:
+        assert "unexpected pos" in str(exc) or "file write failed" in str(exc), exc
+    else:
+        raise AssertionError("the save succeeded although the writes failed")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def atomic_save_keeps_previous():
+    """Solution 2: save to a temporary file, replace only after success; a failed save keeps the old checkpoint,
+    while the same failure in place ruins it."""
+    previous = _model()
+    newer = torch.nn.Linear(256, 256)
+    # in place: the failed save leaves a half-written file that no longer loads
+    torch.save(previous.state_dict(), "inplace.pt")
+    _save_with_disk_full(newer.state_dict(), "inplace.pt")
+    try:
+        torch.load("inplace.pt")
     except RuntimeError:
         pass
     else:
-        raise AssertionError("the save to a full disk succeeded")
-    _same(torch.load("last.pt"), previous)  # the previous checkpoint is intact
+        raise AssertionError("the half-written checkpoint loaded")
+    # through a temporary file: the same failure leaves the previous checkpoint intact
+    torch.save(previous.state_dict(), "last.pt")
+    _save_with_disk_full(newer.state_dict(), "last.pt.tmp")
+    _same(torch.load("last.pt"), previous)
+    # with room again, the temporary file is completed and replaces the old checkpoint
+    torch.save(newer.state_dict(), "last.pt.tmp")
+    os.replace("last.pt.tmp", "last.pt")
+    _same(torch.load("last.pt"), newer)
 
 
 def example_fix():
