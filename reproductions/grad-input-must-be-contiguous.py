@@ -20,7 +20,9 @@ CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["log_probs", "target"], "validationCode": ["log_probs"]}
 KEEP = ["target"]
 VALID = {"contiguous-4d": "valid_contiguous_4d", "transposed-2d": "valid_transposed_2d",
-         "contiguous-3d-sequence": "valid_sequence", "ignore-index": "valid_ignore_index"}
+         "contiguous-3d-sequence": "valid_sequence", "ignore-index": "valid_ignore_index",
+         "permuted-3d-sequence": "valid_permuted_sequence", "strided-4d": "valid_strided_4d",
+         "expanded-4d": "valid_expanded_4d", "permuted-5d": "valid_permuted_5d"}
 WORDINGS = [
     {'text': "grad_input must be contiguous", 'source': 'torch==2.13.0', 'match': 'pattern'},
     {'text': "grad_input must be contiguous", 'source': 'torch==2.5.1', 'match': 'pattern'},
@@ -101,6 +103,15 @@ def guard():
     log_probs = F.log_softmax(head(features), dim=-1).permute(0, 3, 1, 2)
     assert not record.check("validationCode", {"log_probs": log_probs})
     assert record.check("validationCode", {"log_probs": log_probs.contiguous()})
+    # a channels-last copy fails the same way in backward, and the guard flags it too
+    channels_last = log_probs.detach().contiguous(memory_format=torch.channels_last).requires_grad_()
+    try:
+        F.nll_loss(channels_last, target).backward()
+    except RuntimeError as exc:
+        assert "grad_input must be contiguous" in str(exc), exc
+    else:
+        raise AssertionError("channels-last log-probabilities trained")
+    assert not record.check("validationCode", {"log_probs": channels_last})
 
 
 def _valid(log_probs, target):
@@ -123,6 +134,35 @@ def valid_transposed_2d():
 def valid_sequence():
     """(N, C, L) token classification, contiguous."""
     return _valid(F.log_softmax(torch.randn(2, 4, 7), dim=1), torch.randint(0, 4, (2, 7)))
+
+
+def valid_permuted_sequence():
+    """(N, L, C) token scores with log_softmax over the classes, permuted to (N, C, L): non-contiguous, and
+    nll_loss's 3-D path trains on it."""
+    log_probs = F.log_softmax(torch.randn(2, 7, 4), dim=-1).permute(0, 2, 1)
+    assert not log_probs.is_contiguous()
+    return _valid(log_probs, torch.randint(0, 4, (2, 7)))
+
+
+def valid_strided_4d():
+    """A strided slice of (N, C, H, W): non-contiguous but not dense, so its gradient is allocated contiguous."""
+    log_probs = F.log_softmax(torch.randn(2, 3, 4, 10), dim=1)[..., ::2]
+    assert not log_probs.is_contiguous()
+    return _valid(log_probs, torch.randint(0, 3, (2, 4, 5)))
+
+
+def valid_expanded_4d():
+    """One image's log-probabilities expanded over a batch of two."""
+    log_probs = F.log_softmax(torch.randn(1, 3, 4, 5), dim=1).expand(2, 3, 4, 5)
+    assert not log_probs.is_contiguous()
+    return _valid(log_probs, torch.randint(0, 3, (2, 4, 5)))
+
+
+def valid_permuted_5d():
+    """Volumetric (N, C, D, H, W) log-probabilities permuted from channels-last: nll_loss reshapes 5-D input."""
+    log_probs = F.log_softmax(torch.randn(2, 2, 4, 5, 3), dim=-1).permute(0, 4, 1, 2, 3)
+    assert not log_probs.is_contiguous()
+    return _valid(log_probs, torch.randint(0, 3, (2, 2, 4, 5)))
 
 
 def valid_ignore_index():
