@@ -23,19 +23,21 @@ VALID = {"zip-checkpoint": "valid_zip_checkpoint", "legacy-format-checkpoint": "
 WORDINGS = [
     {'text': "invalid load key, 'v'.", 'source': 'torch==2.13.0', 'match': 'pattern'},
     {'text': "invalid load key, 'v'.", 'source': 'torch==2.5.1', 'match': 'pattern'},
-    {'text': "invalid load key, 'v'.", 'source': 'hhj1897/face_parsing#3', 'match': 'matcher'},
-    {'text': "invalid load key, '<'.", 'source': 'pytorch/pytorch#16203', 'match': 'matcher'},
+    {'text': "invalid load key, 'v'.", 'source': 'hhj1897/face_parsing#3', 'match': 'pattern'},
+    {'text': "invalid load key, '<'.", 'source': 'pytorch/pytorch#16203', 'match': 'pattern'},
     {'text': "WeightsUnpickler error: Unsupported operand 118", 'source': 'pytorch/pytorch#150998', 'match': 'none',
      'why': "the weights_only=True wording begins 'Weights only load failed.', which torch-load-weights-only-failed "
             "claims; the record explains the operand number instead"},
     {'text': "WeightsUnpickler error: Unsupported operand 60", 'source': 'gseg-ethz/CoFF#2', 'match': 'none',
      'why': "the same weights_only=True wording, for an HTML page ('<' is 60)"},
+    {'text': "invalid load key, '\\x00'.", 'source': 'argusswift/YOLOv4-pytorch#30', 'match': 'pattern'},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 
 import hashlib
 import io
 import os
+import pickle
 from pathlib import Path
 
 import errkb_record as record
@@ -57,6 +59,23 @@ def _checkpoint_bytes():
     buf = io.BytesIO()
     torch.save(_saved_model().state_dict(), buf)
     return buf.getvalue()
+
+
+def _default_load_refuses(path, key, operand):
+    """torch.load with this release's default weights_only: releases from 2.6 read with weights_only=True and name
+    the first byte as an unsupported operand; earlier ones unpickle and give the invalid load key."""
+    release = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+    try:
+        torch.load(path)
+    except pickle.UnpicklingError as exc:
+        message = " ".join(str(exc).split())
+        if release >= (2, 6):
+            assert message.startswith("Weights only load failed"), message
+            assert f"Unsupported operand {operand}" in message, message
+        else:
+            assert message == f"invalid load key, '{key}'.", message
+    else:
+        raise AssertionError(f"{path} loaded")
 
 
 def _same_weights(model):
@@ -83,6 +102,7 @@ def lfs_pull():
     Path("weights/model.pth").write_text(pointer)
     head = Path("weights/model.pth").read_bytes()
     assert head.startswith(b"version https://git-lfs") and len(head) < 200
+    _default_load_refuses("weights/model.pth", "v", 118)
     fields = dict(line.split(" ", 1) for line in head.decode().splitlines())
     Path("weights/model.pth").write_bytes(real)  # what git lfs pull writes: the object the pointer names
     assert hashlib.sha256(Path("weights/model.pth").read_bytes()).hexdigest() == fields["oid"].split(":")[1]
@@ -101,6 +121,7 @@ def direct_download():
         assert "invalid load key, '<'" in str(exc), exc
     else:
         raise AssertionError("the HTML page loaded")
+    _default_load_refuses("model.pth", "<", 60)
     real = _checkpoint_bytes()
     Path("model.pth").write_bytes(real)  # the direct download
     assert not Path("model.pth").read_bytes().lstrip().startswith(b"<")
