@@ -8,7 +8,8 @@ config.yml is not found until renamed) and that config_name is relative to the c
 "configs/train.yaml" path is not found). Solution 2 runs a real @hydra.main script as a subprocess: without the file
 it exits 1 printing the message and "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.";
 with HYDRA_FULL_ERROR=1 the traceback reaches defaults_list.py; with --config-name train it runs, and
---config-path names another directory. The record's
+--config-path names another directory: absolute, or relative to the script's directory (a path relative to the working
+directory is not found there and gives "Primary config directory not found." instead). The record's
 exampleFix and validationCode run from its text.
 Results: errkb reproduce hydra-missing-config (hydra-core 1.3.7) --with hydra-core==1.3.0 --with
 hydra-core==1.3.2 (all verified; hydra-core 1.2.0 does not import on Python 3.11: a dataclass mutable default). The excerpt (L791-803 of the installed 1.3.7 file) is byte-identical (git hash-object) to
@@ -27,7 +28,9 @@ SOLUTIONS = {1: "name_an_existing_yaml", 2: "command_line_config_name"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["config_dir"], "validationCode": ["config_dir", "config_name"]}
 VALID = {"stem": "valid_stem", "with-extension": "valid_with_extension", "group-path": "valid_group_path",
-         "config-store": "valid_config_store"}
+         "config-store": "valid_config_store", "no-primary-config": "valid_no_primary_config",
+         "leading-slash": "valid_leading_slash", "package-source": "valid_package_source",
+         "structured-only": "valid_structured_only"}
 WORDINGS = [
     {'text': "Cannot find primary config 'config'. Check that it's in your config search path.",
      'source': 'hydra-core==1.3.7', 'match': 'pattern'},
@@ -41,6 +44,8 @@ WORDINGS = [
     {'text': "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.",
      'source': 'zju3dv/OnePose#12', 'match': 'none',
      'why': "hydra.main prints this line after any exception; alone it does not name this error"},
+    {'text': "Cannot find primary config ''configs/sam2.1_training/custom.yaml''. Check that it's in your config search "
+             "path.", 'source': 'facebookresearch/sam2#703', 'match': 'pattern'},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'hydra-core', 'version': '1.3.7'}
 
@@ -142,6 +147,16 @@ def command_line_config_name():
         f.write("lr: 0.7\n")
     moved = run("--config-path", other, "--config-name", "train")
     assert moved.returncode == 0 and "lr = 0.7" in moved.stdout, (moved.returncode, moved.stdout, moved.stderr)
+    os.makedirs(os.path.join(project, "alt"))
+    with open(os.path.join(project, "alt", "train.yaml"), "w") as f:
+        f.write("lr: 0.9\n")
+    relative = run("--config-path", "alt", "--config-name", "train")  # relative to app.py's directory
+    assert relative.returncode == 0 and "lr = 0.9" in relative.stdout, (relative.stdout, relative.stderr)
+    os.makedirs(os.path.join(elsewhere, "cwd-conf"))
+    with open(os.path.join(elsewhere, "cwd-conf", "train.yaml"), "w") as f:
+        f.write("lr: 0.2\n")
+    from_cwd = run("--config-path", "cwd-conf", "--config-name", "train")  # not relative to the working directory
+    assert from_cwd.returncode == 1 and "Primary config directory not found." in from_cwd.stderr, from_cwd.stderr
 
 
 def example_fix():
@@ -158,6 +173,9 @@ def guard():
     assert not record.check("validationCode", {"config_dir": config_dir, "config_name": "config"})
     assert not record.check("validationCode", {"config_dir": config_dir, "config_name": "configs/train.yaml"})
     assert record.check("validationCode", {"config_dir": config_dir, "config_name": "train"})
+    package = _package()
+    assert not record.check("validationCode", {"config_dir": package, "config_name": "config"})
+    assert record.check("validationCode", {"config_dir": package, "config_name": "model"})
 
 
 def _valid(config_dir, config_name):
@@ -188,3 +206,45 @@ def valid_config_store():
     ConfigStore.instance().store(name="structured_train", node={"lr": 0.4})
     ConfigStore.instance().store(group="model", name="mlp", node={"width": 8})
     return [_valid(_config_dir(), "structured_train"), _valid(_config_dir(), "model/mlp")]
+
+
+def valid_no_primary_config():
+    """config_name=None: no primary config; Hydra composes an empty one (overrides may fill it)."""
+    return _valid(_config_dir(), None)
+
+
+def valid_leading_slash():
+    """A leading '/' names the root of the search path: '/train' is train.yaml."""
+    return [_valid(_config_dir(), "/train"), _valid(_config_dir(), "/train.yaml")]
+
+
+def _package():
+    """A config package on sys.path, as initialize_config_module / config_path="pkg://..." use (e.g. sam2)."""
+    root = tempfile.mkdtemp(prefix="pkg-")
+    os.makedirs(os.path.join(root, "errkb_hydra_pkg", "conf"))
+    for init in (("errkb_hydra_pkg", "__init__.py"), ("errkb_hydra_pkg", "conf", "__init__.py")):
+        open(os.path.join(root, *init), "w").close()
+    with open(os.path.join(root, "errkb_hydra_pkg", "conf", "model.yaml"), "w") as f:
+        f.write("width: 8\n")
+    sys.path.insert(0, root)
+    return "pkg://errkb_hydra_pkg.conf"
+
+
+def valid_package_source():
+    from hydra import compose, initialize_config_module
+
+    config_dir = _package()
+    with initialize_config_module(version_base=None, config_module="errkb_hydra_pkg.conf"):
+        assert compose(config_name="model").width == 8  # Hydra composes it
+    return {"config_dir": config_dir, "config_name": "model"}
+
+
+def valid_structured_only():
+    """No config directory at all (@hydra.main(config_path=None)): the primary config is a ConfigStore entry."""
+    from hydra import compose, initialize
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(name="structured_only", node={"lr": 0.6})
+    with initialize(version_base=None, config_path=None):
+        assert compose(config_name="structured_only").lr == 0.6
+    return {"config_dir": None, "config_name": "structured_only"}

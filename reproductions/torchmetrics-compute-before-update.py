@@ -8,8 +8,10 @@ trigger calls compute() on a fresh BinaryAccuracy, as an epoch-end hook does whe
 (updated in another stage's step, or reset before compute).
 Solution 1 updates the metric with every batch (update() and the forward call) before compute(), with no warning and
 the value equal to the functional binary_accuracy over all batches, and shows reset() before compute() warns again.
-Solution 2 checks metric.update_called in the epoch-end code and skips compute() when an epoch saw no batch. The
-record's exampleFix and validationCode run from its text.
+Solution 2 checks metric.update_called in the epoch-end code and skips compute() when an epoch saw no batch, and for a
+MetricCollection (which has no update_called) checks its members. The record's exampleFix and validationCode run from
+its text; the guard looks at every metric whose compute() carries the check (a collection's members, the metrics a
+wrapper or a composition holds, a tracker's current metric), and VALID covers those containers.
 Results: errkb reproduce torchmetrics-compute-before-update (torchmetrics 1.9.0) --with torchmetrics==1.0.3 --with
 torchmetrics==1.5.2. The excerpt (L38-57) is from src/torchmetrics/utilities/prints.py at tag v1.9.0 (700261d3683b)
 of Lightning-AI/torchmetrics, byte-identical (git hash-object) to the installed file; PROVENANCE names the upstream
@@ -28,7 +30,8 @@ CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["accuracy", "batches"], "validationCode": ["metric"]}
 KEEP = ["accuracy"]
 VALID = {"updated": "valid_updated", "forward": "valid_forward", "reset-then-updated": "valid_reset_then_updated",
-         "aggregation": "valid_aggregation"}
+         "aggregation": "valid_aggregation", "metric-collection": "valid_metric_collection",
+         "tracker": "valid_tracker", "wrapper-and-composition": "valid_wrapper_and_composition"}
 WORDINGS = [
     {'text': "The ``compute`` method of metric BinaryAccuracy was called before the ``update`` method which may lead "
              "to errors, as metric states have not yet been updated.", 'source': 'torchmetrics==1.9.0',
@@ -83,7 +86,8 @@ def trigger():
     from torchmetrics.classification import BinaryAccuracy
 
     accuracy = BinaryAccuracy()
-    accuracy.compute()
+    value = accuracy.compute()
+    assert float(value) == 0.0, value  # computed from the initial states
 
 
 def update_before_compute():
@@ -121,6 +125,24 @@ def skip_when_not_updated():
     _quiet(lambda: epoch_end(accuracy, logged))
     assert torch.equal(logged["acc"], _expected(batches))
 
+    from torchmetrics import MetricCollection
+    from torchmetrics.classification import BinaryPrecision
+
+    def collection_end(collection, logged):
+        if all(m.update_called for m in collection.values()):
+            logged.update(collection.compute())
+        collection.reset()
+
+    collection = MetricCollection([BinaryAccuracy(), BinaryPrecision()])
+    assert not hasattr(collection, "update_called")  # the single-metric test does not apply to a collection
+    logged = {}
+    _quiet(lambda: collection_end(collection, logged))  # an epoch without batches
+    assert logged == {}
+    for preds, target in batches:
+        collection.update(preds, target)
+    _quiet(lambda: collection_end(collection, logged))
+    assert torch.equal(logged["BinaryAccuracy"], _expected(batches)), logged
+
 
 def example_fix():
     from torchmetrics.classification import BinaryAccuracy
@@ -139,6 +161,12 @@ def guard():
     preds, target = _batches()[0]
     metric.update(preds, target)
     assert record.check("validationCode", {"metric": metric})
+    from torchmetrics import MetricCollection
+
+    collection = MetricCollection([BinaryAccuracy()])
+    assert not record.check("validationCode", {"metric": collection})
+    collection.update(preds, target)
+    assert record.check("validationCode", {"metric": collection})
 
 
 def _valid(metric):
@@ -186,3 +214,46 @@ def valid_aggregation():
     mean.update(torch.tensor(2.0))
     total.update(torch.tensor([1.0, 2.0]))
     return [_valid(mean), _valid(total)]
+
+
+def valid_metric_collection():
+    """MetricCollections, with compute groups (accuracy/precision/recall share states), fed by update() or forward."""
+    from torchmetrics import MetricCollection
+    from torchmetrics.classification import BinaryAccuracy, BinaryAUROC, BinaryPrecision, BinaryRecall
+
+    updated = MetricCollection([BinaryAccuracy(), BinaryPrecision(), BinaryRecall(), BinaryAUROC()])
+    called = MetricCollection([BinaryAccuracy(), BinaryPrecision()])
+    for preds, target in _batches():
+        updated.update(preds, target)
+        called(preds, target)
+    return [_valid(updated), _valid(called)]
+
+
+def valid_tracker():
+    """A MetricTracker over two epochs: it holds a never-updated template, and computes its current metric."""
+    from torchmetrics.classification import BinaryAccuracy
+    from torchmetrics.wrappers import MetricTracker
+
+    tracker = MetricTracker(BinaryAccuracy())
+    for _ in range(2):
+        tracker.increment()
+        for preds, target in _batches():
+            tracker.update(preds, target)
+    return _valid(tracker)
+
+
+def valid_wrapper_and_composition():
+    """A composition (acc_a + acc_b, members fed directly), a BootStrapper and a ClasswiseWrapper."""
+    from torchmetrics.classification import BinaryAccuracy, MulticlassAccuracy
+    from torchmetrics.wrappers import BootStrapper, ClasswiseWrapper
+
+    acc_a, acc_b = BinaryAccuracy(), BinaryAccuracy()
+    total = acc_a + acc_b
+    boot = BootStrapper(BinaryAccuracy(), num_bootstraps=3)
+    classwise = ClasswiseWrapper(MulticlassAccuracy(num_classes=3, average=None))
+    for preds, target in _batches():
+        acc_a.update(preds, target)
+        acc_b.update(preds, target)
+        boot.update(preds, target)
+    classwise.update(torch.randn(6, 3), torch.randint(0, 3, (6,)))
+    return [_valid(total), _valid(boot), _valid(classwise)]

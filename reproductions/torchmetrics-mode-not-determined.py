@@ -24,7 +24,8 @@ SOLUTIONS = {1: "update_before_compute", 2: "compute_only_updated"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["accuracy", "batches"], "validationCode": ["metric"]}
 KEEP = ["accuracy"]
-VALID = {"updated": "valid_updated", "forward": "valid_forward", "reset-then-updated": "valid_reset_then_updated"}
+VALID = {"updated": "valid_updated", "forward": "valid_forward", "reset-then-updated": "valid_reset_then_updated",
+         "metric-collection": "valid_metric_collection"}
 WORDINGS = [
     {'text': "You have to have determined mode.", 'source': 'torchmetrics==0.10.3', 'match': 'pattern'},
     {'text': "You have to have determined mode.", 'source': 'baal-org/baal#272', 'match': 'pattern'},
@@ -108,6 +109,12 @@ def guard():
     preds, target = _batches()[0]
     metric.update(preds, target)
     assert record.check("validationCode", {"metric": metric})
+    from torchmetrics import MetricCollection
+
+    collection = MetricCollection([_accuracy()])
+    assert not record.check("validationCode", {"metric": collection})  # compute() would raise for its Accuracy
+    collection.update(preds, target)
+    assert record.check("validationCode", {"metric": collection})
 
 
 def _valid(metric):
@@ -137,3 +144,14 @@ def valid_reset_then_updated():
     metric.reset()
     metric.update(preds, target)
     return _valid(metric)
+
+
+def valid_metric_collection():
+    """A MetricCollection holding the Accuracy (it has no _update_count itself), fed by update() or forward."""
+    from torchmetrics import MetricCollection
+
+    updated, called = MetricCollection([_accuracy()]), MetricCollection([_accuracy()])
+    for preds, target in _batches():
+        updated.update(preds, target)
+        called(preds, target)
+    return [_valid(updated), _valid(called)]
