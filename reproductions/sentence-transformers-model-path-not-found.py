@@ -6,8 +6,9 @@ demonstrations is a one-layer BERT with a ten-word WordLevel tokenizer, built fr
 Transformer + mean Pooling and saved with model.save(). The demonstrations: an absolute path built from the project
 folder loads the saved model whatever the working directory is (the embeddings equal the saved model's), and saving the
 model to the relative path first makes the very call of the trigger work. The record's exampleFix and validationCode run
-from its text; the guard passes saved models (relative and absolute), a plain transformers folder, and Hub ids, which
-SentenceTransformer sends past this check.
+from its text; the guard passes saved models (relative, absolute, a home path expanded with os.path.expanduser), a plain
+transformers folder, and Hub ids, which SentenceTransformer sends past this check; it flags a "~/..." path, which
+SentenceTransformer does not expand (shown to raise this error although the folder exists).
 
 Drafted by `errkb draft` from st_snip.py on sentence-transformers 5.1.2, Python 3.11.7:
   FileNotFoundError: Path ./models/my-finetuned-minilm not found
@@ -21,7 +22,8 @@ SOLUTIONS = {1: "absolute_path_from_project", 2: "save_then_load"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["project_dir"], "validationCode": ["model_path"]}
 VALID = {"saved-relative": "valid_saved_relative", "saved-absolute": "valid_saved_absolute",
-         "plain-transformers-folder": "valid_plain_transformers_folder", "hub-ids": "valid_hub_ids"}
+         "plain-transformers-folder": "valid_plain_transformers_folder", "hub-ids": "valid_hub_ids",
+         "home-expanded": "valid_home_expanded"}
 WORDINGS = [
     {'text': 'Path ./models/my-finetuned-minilm not found', 'source': 'sentence-transformers==5.1.2', 'match': 'pattern'},
     {'text': 'Path /home/workstation/liushaoqian/Chat2BI-master/retriever/retriever_model not found', 'source': 'mMrBun/AIPC#11', 'match': 'pattern'},
@@ -120,13 +122,34 @@ def example_fix():
     _same_embeddings(names["model"], expected)
 
 
+def _saved_in_home():
+    """A home folder (HOME points at a temporary one) holding models/my-finetuned-minilm saved with model.save()."""
+    home = Path(tempfile.mkdtemp()) / "home"
+    os.environ["HOME"] = str(home)
+    model, _ = _tiny_model()
+    model.save(str(home / "models" / "my-finetuned-minilm"))
+    return "~/models/my-finetuned-minilm"
+
+
 def guard():
+    from sentence_transformers import SentenceTransformer
+
     os.chdir(tempfile.mkdtemp())
     assert not record.check("validationCode", {"model_path": RELATIVE})
     assert not record.check("validationCode", {"model_path": "/srv/app/models/my-finetuned-minilm"})
     project, _ = _project_with_saved_model()
     os.chdir(project)
     assert record.check("validationCode", {"model_path": RELATIVE})
+    # "~" is not expanded: the folder exists, SentenceTransformer still raises this error, the guard flags it.
+    home_path = _saved_in_home()
+    assert (Path(os.path.expanduser(home_path)) / "modules.json").is_file()
+    try:
+        SentenceTransformer(home_path, device="cpu")
+    except (FileNotFoundError, ValueError) as exc:
+        assert str(exc) == f"Path {home_path} not found", exc
+    else:
+        raise AssertionError("SentenceTransformer expanded ~ on this release")
+    assert not record.check("validationCode", {"model_path": home_path})
 
 
 def _loads(model_path):
@@ -150,6 +173,10 @@ def valid_saved_absolute():
 def valid_plain_transformers_folder():
     _, hf_dir = _tiny_model()  # config.json and weights, no modules.json: loaded with mean pooling
     return _loads(str(hf_dir))
+
+
+def valid_home_expanded():
+    return _loads(os.path.expanduser(_saved_in_home()))
 
 
 def valid_hub_ids():

@@ -5,7 +5,8 @@ repository's own model (a module with an @register_model function, written to a 
 that module is imported and is built afterwards; and a newer architecture, mambaout_femto, is unknown to timm 0.9.16
 and 1.0.9 and built by 1.0.28 (solution 3 asserts, on each release, that the registry's answer matches the release
 the record names as the first to have it; on the older ones it returns the variant string). The record's exampleFix
-and validationCode run from its text; the guard passes tagged names, registered custom models and ordinary names.
+and validationCode run from its text; the guard passes tagged names, names with the Hub organisation prefix
+(timm/resnet18.a1_in1k), registered custom models and ordinary names.
 Environments: torchvision and timm need a CUDA build of torch (the PyPI torchvision wheels link libtorch_cuda), so the
 matrix runs timm releases beside torch 2.15.0 and torchvision 0.29.2; the installed CPU build (torch 2.13.0+cpu)
 has no torchvision and skips the record.
@@ -22,11 +23,12 @@ SOLUTIONS = {1: "registered_name_from_list_models", 2: "import_registering_modul
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": [], "validationCode": ["model_name"]}
 VALID = {"registered-names": "valid_registered_names", "pretrained-tags": "valid_pretrained_tags",
-         "custom-registered": "valid_custom_registered"}
+         "custom-registered": "valid_custom_registered", "hub-organisation-prefix": "valid_hub_organisation_prefix"}
 WORDINGS = [
     {'text': 'Unknown model (resnet_18)', 'source': 'timm==1.0.28', 'match': 'pattern'},
     {'text': 'Unknown model (simba_l)', 'source': 'raytrun/mamba-clip#4', 'match': 'pattern'},
     {'text': 'Unknown model (spikingtransformer_ti)', 'source': 'xyshi2000/SpikingResformer#1', 'match': 'pattern'},
+    {'text': 'Unknown model (convnextv2_huge.fcmae_ft_in22k_in1k_384)', 'source': 'Lavreniuk/SPIdepth#7', 'match': 'pattern'},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'timm', 'version': '1.0.28'}
 
@@ -156,6 +158,11 @@ def valid_registered_names():
 def valid_pretrained_tags():
     # a pretrained tag after the dot names a weight set; with pretrained=False nothing is fetched
     return [_builds("resnet18.a1_in1k"), _builds("vit_tiny_patch16_224.augreg_in21k_ft_in1k")]
+
+
+def valid_hub_organisation_prefix():
+    # create_model keeps only the last path component of a name without a scheme: the Hub repo id form builds too
+    return [_builds("timm/resnet18"), _builds("timm/resnet18.a1_in1k")]
 
 
 def valid_custom_registered():
