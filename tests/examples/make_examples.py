@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).parent
-SEED = HERE.parents[1] / "records" / "dataparallel-not-supported-when-crf-is-used.json"
+SEED = HERE.parent / "data" / "seed-record.json"  # the seed as it was given; the catalog's copy was corrected since
 
 
 def main():
