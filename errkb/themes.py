@@ -24,7 +24,7 @@ THEMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "install-and-versions": ("install and versions", (
         "installation", "install", "import", "import-error", "upgrade", "version", "versions", "api-change",
         "deprecation", "deprecated", "removed", "compatibility", "driver", "build", "cpp-extension", "wheel",
-        "environment", "dependency", "dependencies", "abi", "pip", "conda",
+        "environment", "dependency", "dependencies", "abi", "pip", "conda", "config", "configuration", "legacy-api",
     )),
     "shapes-and-dtypes": ("shapes, dtypes and values", (
         "shape", "shape-mismatch", "broadcasting", "dtype", "view", "contiguous", "indexing", "loss", "labels",
@@ -41,7 +41,7 @@ THEMES: dict[str, tuple[str, tuple[str, ...]]] = {
     )),
     "checkpoints": ("checkpoints and weights", (
         "state-dict", "serialization", "torch-load", "safetensors", "pretrained", "from-pretrained", "weights",
-        "checkpoint-loading", "save",
+        "checkpoint-loading", "save", "model-loading",
     )),
     "autograd": ("autograd", (
         "autograd", "backward", "requires-grad", "retain-graph", "inplace", "detach", "gradient", "gradients",
@@ -49,7 +49,7 @@ THEMES: dict[str, tuple[str, tuple[str, ...]]] = {
     )),
     "modules-and-training": ("modules, parameters and the training loop", (
         "nn-module", "module", "module-list", "forward", "parameters", "optimizer", "scheduler", "lr-scheduler",
-        "hooks", "trainer", "training-loop",
+        "hooks", "trainer", "training-loop", "metrics", "logging", "fine-tuning", "lora", "model-registry",
     )),
 }
 

@@ -78,7 +78,7 @@ def root(tmp_path):
 def test_bisection_finds_the_release_and_the_filled_draft_proves_both_sides(wheels, root, tmp_path):
     snippet = tmp_path / "snippet.py"
     snippet.write_text(SNIPPET)
-    made = run_cli("draft", "--api-change", "--library", "errkbapi", "--slug", "errkbapi-old-load-removed", "--sha", "2" * 40,
+    made = run_cli("draft", "--api-change", "--library", "errkbapi", "--slug", "errkbapi-old-load-removed", "--sha", "2c" * 20,
                    "--", sys.executable, snippet, root=root)
     assert made.exit_code == 0, made.output
     # Every release run, with what it did; 4.0 first (the error), 1.0 (the working side), then the bisection.

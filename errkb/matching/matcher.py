@@ -37,7 +37,7 @@ from .patternset import PatternSet
 from .score import THRESHOLD, Evidence, compact, coverage, idf, opens_with, same_class, situation_terms
 from .tokens import WORD, stem, terms, words
 
-WORD_CANDIDATES = 12  # FTS5 rows kept per pasted message
+WORD_CANDIDATES = 24  # FTS5 rows kept per pasted message (12 lost same-error records once the catalog passed 80)
 QUERY_WORDS = 8  # rarest words of a pasted message sent to FTS5
 COMMON_SHARE = 0.002  # a word in more of the messages than this share (and than 50) is not sent to FTS5
 SET_THRESHOLD = 64  # more unanchored patterns than this: run them as one re2.Set
