@@ -121,7 +121,7 @@ MUTATIONS = [
     Mutation("loose assertions", "a skipped-only record that needs no GPU", "reproductions/numpy-on-cuda-tensor.py", '"cuda_devices": 1,', '"cuda_devices": 0,', ("tests/test_verifications.py::test_the_committed_catalog_has_a_result_for_every_record",)),
     Mutation("loose assertions", "the match page runs one match at a time", "errkb/web/matching.py", "WORKERS = 4\n", "WORKERS = 1\n", ("tests/test_reliability_web.py::test_matches_run_side_by_side",)),
     # -- trust: unsigned, failed and forged results (issue 21) ------------------------------------------------
-    Mutation("trust", "show/match/MCP count an unsigned result", "errkb/evidence.py", 'current = [r for r in rows if r["current"] and r["trusted"]]', 'current = [r for r in rows if r["current"]]', (FORGED,)),
+    Mutation("trust", "show/match/MCP count an unsigned result", "errkb/evidence.py", 'return bool(row["current"] and row["trusted"])', 'return bool(row["current"])', (FORGED,)),
     Mutation("trust", "the record page counts an unsigned result", "errkb/web/present.py", 'return _is_current(run) and run.get("trusted") != 0', "return _is_current(run)", (FORGED,)),
     Mutation("trust", "a wrong-error run teaches the matcher", "errkb/verifications.py", 'TEACHES_THE_MATCHER = ("verified",)', 'TEACHES_THE_MATCHER = RAN_THE_TRIGGER', ("tests/test_trust_results.py::test_only_current_signed_verified_results_feed_the_matcher",)),
     Mutation("trust", "a C++ error thrown into a generator counts as the library's", "errkb/reproduce/compare.py", 'elif how == "throw":', 'elif how == "never":', ("tests/test_native_site.py",)),

@@ -56,9 +56,17 @@ def of_record(root: Path, slug: str) -> dict:
 
     Raises InvalidInput naming the file and field when a result file is malformed.
     """
-    rows = result_rows(root, slug)
+    return _proof(root, slug, result_rows(root, slug))
+
+
+def _counts(row: dict) -> bool:
+    """A result counts as proof when it judged today's files and is trusted; an unsigned one is listed only."""
+    return bool(row["current"] and row["trusted"])
+
+
+def _proof(root: Path, slug: str, rows: list[dict]) -> dict:
     verdict, verified_at, verified_on = runs.verdict_columns(rows, file_hash(record_path(root, slug)))
-    current = [r for r in rows if r["current"] and r["trusted"]]  # an unsigned result is listed, never counted
+    current = [r for r in rows if _counts(r)]
     return {
         "lastVerdict": verdict,
         "lastVerifiedAt": verified_at,
@@ -77,10 +85,10 @@ def brief(root: Path, slug: str) -> dict:
     """The evidence a list of records carries for each (search and list hits in the MCP server): the verdict,
     where it was verified, each claim's mark, where it was not proven, and the committed result files that
     count (current and signed), citable by path."""
-    proof = of_record(root, slug)
-    counted = [entry["path"] for entry in proof["verifications"] if entry["current"] and entry["signer"]]
+    rows = result_rows(root, slug)
+    proof = _proof(root, slug, rows)
     return {key: proof[key] for key in ("lastVerdict", "verifiedOn", "proofSummary", "claimMarks", "notProvenOn")} | {
-        "resultPaths": counted}
+        "resultPaths": [r["path"] for r in rows if _counts(r)]}
 
 
 def result_entry(row: dict) -> dict:

@@ -69,14 +69,14 @@ def show_tool(root: Path | None, slug: str) -> dict:
 
 def search_tool(root: Path | None, query: str, limit: int = 10) -> dict:
     try:
-        found, total, planned = search.run(_catalog(root), query, limit)
+        catalog = _catalog(root)
+        found, total, planned = search.run(catalog, query, limit)
     except NoCatalog as exc:
         return _no_catalog(exc)
     except InvalidInput as exc:
         return _problem(exc)
     if not found:
         return {"status": "no-match", "answer": f"no record matches {query!r}", "notes": planned.notes, "hits": []}
-    catalog = _catalog(root)
     return {"status": "hits", "total": total, "notes": planned.notes,
             "hits": [hit.as_dict() | {"evidence": evidence.brief(catalog, hit.slug)} for hit in found]}
 

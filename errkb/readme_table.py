@@ -46,10 +46,12 @@ def coverage_table(root: Path) -> str:
 
 def _as_run(entry: dict) -> dict:
     """A result file's entry in the shape of a reproduction_runs row, for the summary."""
+    from .runs import library_fields
+
+    library, library_version = library_fields(entry["library"])
     return {
-        "verdict": entry["verdict"], "torch": entry["packages"].get("torch"),
-        "library": (entry["library"] or "").partition(" ")[0] or None,
-        "library_version": (entry["library"] or "").partition(" ")[2] or None,
+        "verdict": entry["verdict"], "torch": entry["packages"].get("torch"), "library": library,
+        "library_version": library_version,
         "cuda_device_count": entry["cuda_devices"], "cuda_devices": "[]", "failed_claim": entry["failed_claim"],
         "drift": entry["drift"], "reason": entry["reason"],
     }

@@ -44,18 +44,24 @@ def ensure_table(db: sqlite_utils.Database) -> None:
         table.create_index(["path"], unique=True)
 
 
+def library_fields(library: str | None) -> tuple[str | None, str | None]:
+    """A result's `library` ("lightning 2.0.8") as the (library, library_version) columns."""
+    name, _, version = (library or "").partition(" ")
+    return name or None, version or None
+
+
 def row(verification: Verification, path: str | None, current: bool, stat=None, signer: str | None = None,
         signature_stat: str | None = None, trust_unsigned: bool = False) -> dict:
     v = verification
-    library, _, library_version = (v.library or "").partition(" ")
+    library, library_version = library_fields(v.library)
     return {
         "slug": v.slug, "path": path, "environment": v.environment, "record_hash": v.recordHash,
         "reproduction_hash": v.reproductionHash, "current": int(current), "verdict": v.verdict, "reason": v.reason,
         "failed_claim": v.failedClaim, "claims": json.dumps([c.model_dump() for c in v.claims], ensure_ascii=False),
         "variant": "; ".join(f"{s.stage}: {s.variant}" for s in v.stages if s.variant) or None, "drift": v.drift,
         "started_at": v.startedAt, "seconds": v.seconds, "python": v.python, "torch": v.packages.get("torch"),
-        "torch_git": v.torchGitVersion, "torch_build": v.torchBuild, "library": library or None,
-        "library_version": library_version or None, "packages": json.dumps(v.packages, sort_keys=True),
+        "torch_git": v.torchGitVersion, "torch_build": v.torchBuild, "library": library,
+        "library_version": library_version, "packages": json.dumps(v.packages, sort_keys=True),
         "cuda_device_count": v.hardware.gpuCount, "cuda_devices": json.dumps(v.hardware.gpus), "cpu": v.hardware.cpu,
         "platform": v.os, "ran_at": v.ranAt.url or v.ranAt.kind, "errkb_version": v.errkbVersion,
         "stages": json.dumps([s.model_dump(by_alias=True) for s in v.stages], ensure_ascii=False),

@@ -95,7 +95,7 @@ def observe_exception(exc: dict, record: Record, library: Library) -> Observed:
     if is_native(record.filePath) and seen.site_file is not None:
         frames = exc.get("frames") or [["?", "?", "?"]]
         how = exc.get("raised_how")
-        if exc.get("raised_by_python"):  # a `raise` statement, not a call into the library, raised it
+        if how == "raise":  # a `raise` statement, not a call into the library, raised it
             seen.native_problem = f"a Python raise at {frames[-1][0]}:{frames[-1][1]} raised it, not the library's code"
         elif how == "throw":
             seen.native_problem = f"it was thrown into a generator at {frames[-1][0]}:{frames[-1][1]}, not raised by the library's code"

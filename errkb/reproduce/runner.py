@@ -54,6 +54,7 @@ def text_of(value) -> str:
 
 def describe_exception(exc: BaseException, phase: str) -> dict:
     frames = traceback.extract_tb(exc.__traceback__)[-MAX_FRAMES:]
+    how = raised_how(exc)
     return {
         "phase": phase,
         "class": qualified_name(type(exc)),
@@ -61,8 +62,7 @@ def describe_exception(exc: BaseException, phase: str) -> dict:
         "message": text_of(exc),
         "frames": [[f.filename, f.lineno, f.name] for f in frames],
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-MAX_TEXT:],
-        "raised_by_python": raised_by_python(exc),
-        "raised_how": raised_how(exc),
+        "raised_how": how,
         "c_api_setters": list(c_api_setters),
     }
 
@@ -85,10 +85,10 @@ def raised_how(exc: BaseException) -> str:
     """How the exception left the innermost frame: "raise" (a `raise` statement), "throw" (thrown into a
     suspended generator), or "call" (out of a call or operator into compiled code, as PyTorch's C++ errors
     come); "c-api" when the stage looked up a C-API function that sets exceptions (ctypes), which makes any
-    "call" unprovable."""
+    "call" unprovable; "unknown" without a traceback."""
     tb = exc.__traceback__
     if tb is None:
-        return "raise"
+        return "unknown"
     while tb.tb_next is not None:
         tb = tb.tb_next
     code = tb.tb_frame.f_code.co_code
@@ -99,11 +99,6 @@ def raised_how(exc: BaseException) -> str:
         return "throw"
     return "c-api" if c_api_setters else "call"
 
-
-def raised_by_python(exc: BaseException) -> bool:
-    """Whether a `raise` statement raised it (the innermost frame stopped at a raise instruction), rather than a
-    call into compiled code: PyTorch's C++ errors come out of a call."""
-    return raised_how(exc) == "raise" and exc.__traceback__ is not None
 
 
 class WarningCollector:
