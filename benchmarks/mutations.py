@@ -159,7 +159,13 @@ def first_failure(output: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if any(word.startswith("-") for word in argv):
+        print(__doc__)
+        return 0 if set(argv) <= {"-h", "--help"} else 2
     chosen = [m for m in MUTATIONS if not argv or any(word in f"{m.area} {m.name}" for word in argv)]
+    if not chosen:
+        print(f"no mutation's area or name contains any of {argv}; areas: {sorted({m.area for m in MUTATIONS})}")
+        return 2
     with tempfile.TemporaryDirectory(prefix="errkb-mutations-") as folder:
         copy = Path(folder) / "repo"
         copy_repository(copy)

@@ -73,6 +73,7 @@ def main(out: Path) -> None:
         shutil.copytree(REPO / "records", root / "records")
         shutil.copytree(REPO / "reproductions", root / "reproductions")
         shutil.copytree(REPO / "verifications", root / "verifications")
+        shutil.copytree(REPO / "keys", root / "keys")  # the maintainers' public keys: results count only when signed
         subprocess.run([sys.executable, "-m", "errkb.cli", "--root", str(root), "build"], check=True)
         with running_server(root) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

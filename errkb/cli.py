@@ -224,12 +224,13 @@ def sign(root: Path, paths: tuple[Path, ...], all_results: bool, key: Path, new_
     help="Only records whose last reproduction gave this verdict (never: not reproduced yet).",
 )
 @click.option("--library", help="Only records about this library: owner/name, name or package, any case (hanlp, torch).")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (slug, errorClass, library, verdict, errorMessage, tags).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (slug, errorClass, library, lastVerdict, errorMessage, tags).")
 @click.pass_context
 def list_command(ctx: click.Context, tags: tuple[str, ...], verdict: str | None, library: str | None, as_json: bool) -> None:
     """List the catalog's records: slug, class, library and last verdict, filtered by tag, verdict or library.
 
-    Verdicts come from catalog.db (errkb reproduce). Exit status: 0, also when no record passes the filters.
+    Verdicts come from catalog.db, or before the first build from the committed results. Exit status: 0,
+    also when no record passes the filters.
     """
     root = catalog_root(ctx) or ctx.obj
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typing import get_args
 
-from . import store
+from . import evidence, store
 from .problems import InvalidInput
 from .reproduce.libraries import LIBRARIES
 from .validate import check_files
@@ -23,7 +23,7 @@ class Entry:
     slug: str
     errorClass: str
     library: str  # the record's repo, owner/name
-    verdict: str | None
+    lastVerdict: str | None  # the key `show --json` and `match --json` use
     errorMessage: str
     tags: list[str]
 
@@ -36,33 +36,34 @@ def list_records(root: Path, tags=(), verdict: str | None = None, library: str |
 
     `library` matches the repo (owner/name), its name alone, or the library's package or import name, ignoring
     case: "hanlp" finds hankcs/HanLP, "torch" finds pytorch/pytorch.
-    Verdicts come from catalog.db (`errkb reproduce`); without it every record is never verified.
+    Verdicts come from catalog.db; before the first build, from the committed result files (as `show` reads them).
     """
     tags = {tag.lower() for tag in tags}
     good, problems = check_files(store.record_files(root))
     if problems:
         raise InvalidInput(problems)
-    verdicts = last_verdicts(root)
+    verdicts = last_verdicts(root, [envelope.record.slug for _, envelope in good])
     entries = []
     for _, envelope in good:
         r = envelope.record
         entry = Entry(r.slug, r.errorClass, r.repo, verdicts.get(r.slug), r.errorMessage, list(r.tags))
-        if set(tags) <= set(r.tags) and _verdict_is(entry.verdict, verdict) and _library_is(r.repo, library):
+        if set(tags) <= set(r.tags) and _verdict_is(entry.lastVerdict, verdict) and _library_is(r.repo, library):
             entries.append(entry)
     return sorted(entries, key=lambda e: e.slug)
 
 
-def last_verdicts(root: Path) -> dict[str, str]:
+def last_verdicts(root: Path, slugs: list[str]) -> dict[str, str]:
     path = root / store.DATABASE_FILE
-    if not path.is_file():
-        return {}
+    if not path.is_file():  # not built yet: the committed results give the same verdicts a build would
+        proofs = {slug: evidence.of_record(root, slug)["lastVerdict"] for slug in slugs}
+        return {slug: verdict for slug, verdict in proofs.items() if verdict}
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             return {slug: verdict for slug, verdict in conn.execute("select slug, lastVerdict from records") if verdict}
         finally:
             conn.close()
-    except sqlite3.Error:  # not built yet, or unreadable: no verdicts to show
+    except sqlite3.Error:  # unreadable: no verdicts to show
         return {}
 
 
@@ -83,7 +84,7 @@ VERDICTS = [*get_args(Verification.model_fields["verdict"].annotation), NEVER]  
 def table(entries: list[Entry]) -> list[str]:
     """`errkb list` as text: a header, then one aligned row per record."""
     rows = [("SLUG", "CLASS", "LIBRARY", "VERDICT")]
-    rows += [(e.slug, e.errorClass, e.library, e.verdict or "never verified") for e in entries]
+    rows += [(e.slug, e.errorClass, e.library, e.lastVerdict or "never verified") for e in entries]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3] for row in rows]
 

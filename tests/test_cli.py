@@ -216,3 +216,21 @@ def test_help_lists_every_summary_whole_even_in_a_narrow_terminal():
     for name, command in cli.commands.items():
         summary = " ".join(command.get_short_help_str(limit=10_000).split())
         assert f"{name} {summary}" in listing
+
+
+def test_list_before_any_build_gives_the_committed_verdicts_as_show_does(catalog):
+    """A fresh clone has no catalog.db: `list` reads the committed result files, as `show` does, and names the
+    key as `show --json` and `match --json` do (lastVerdict)."""
+    for folder in ("verifications", "keys"):
+        shutil.copytree(REPO / folder, catalog / folder)
+    assert not (catalog / "catalog.db").exists()
+    listed = run_cli("list", "--json", root=catalog)
+    assert listed.exit_code == 0, listed.stderr
+    entries = {entry["slug"]: entry for entry in json.loads(listed.stdout)}
+    assert not (catalog / "catalog.db").exists()  # listing builds nothing
+    assert all("verdict" not in entry for entry in entries.values())
+    verified = [slug for slug, entry in entries.items() if entry["lastVerdict"] == "verified"]
+    assert len(verified) >= len(entries) // 2, entries  # the catalog's committed proof, not "never verified"
+    for slug in (verified[0], SEED_SLUG):
+        shown = json.loads(run_cli("show", slug, "--json", root=catalog).stdout)
+        assert entries[slug]["lastVerdict"] == shown["lastVerdict"], slug
