@@ -217,3 +217,23 @@ def test_upstream_gives_the_release_tags_commit_when_the_file_is_byte_identical(
     record = json.loads((root / "records" / "upstream-other.json").read_text())["record"]
     assert record["analyzedSha"].startswith("TODO(errkb-draft): unresolved")
     assert "differs from the installed packaging/version.py" in made.output
+
+
+def test_a_native_error_is_drafted_at_its_cpp_raise_site_with_an_honest_excerpt(root, tmp_path):
+    """An error raised in torch's C++ code: the raise site is the C++ location the build reports
+    (TORCH_SHOW_CPP_STACKTRACES=1), the wheel has no C++ source, so the excerpt is a stub and its provenance says
+    the line is the build's own and the excerpt is unverified; validate refuses the draft until it is filled."""
+    made = draft(root, snippet(tmp_path, "import torch\n\ntorch.zeros(3).view(2, 2)\n"), "--slug", "native-case")
+    assert made.exit_code == 0, made.output
+    record = json.loads((root / "records" / "native-case.json").read_text())["record"]
+    assert record["errorClass"] == "RuntimeError" and record["repo"] == "pytorch/pytorch"
+    assert record["analyzedSha"] == TORCH_SHA
+    assert record["filePath"].startswith(("aten/", "c10/")) and record["filePath"].endswith((".h", ".cpp")), record["filePath"]
+    assert f"{record['filePath']}:{record['lineNumber']}" in made.output and "TORCH_SHOW_CPP_STACKTRACES" in made.output
+    assert re.search(record["messagePattern"], "shape '[4, 5]' is invalid for input of size 7")
+    assert record["githubUrl"].startswith(f"https://github.com/pytorch/pytorch/blob/{TORCH_SHA}/{record['filePath']}#L")
+    reproduction = (root / "reproductions" / "native-case.py").read_text()
+    provenance = re.search(r"^PROVENANCE = (.*)$", reproduction, re.M).group(1)
+    assert "'native-build'" in provenance and "'unverified'" in provenance, provenance
+    refused = run_cli("validate", root=root)
+    assert refused.exit_code == 1 and "native-case.json: $.record.sourceCode: a draft stub is not filled in" in refused.output
