@@ -192,8 +192,9 @@ def show(ctx: click.Context, slug: str, as_json: bool) -> None:
 def sign(root: Path, paths: tuple[Path, ...], all_results: bool, key: Path, new_key: str | None) -> None:
     """Sign result files (an in-toto statement in a DSSE envelope beside each, RESULT.intoto.jsonl).
 
-    Each file must load and agree with itself first. Idempotent: a file already signed by this key is left
-    as it is, so `errkb sign --all` after merging results signs exactly the new or changed ones.
+    Each file must load and agree with itself first. Idempotent: a file already signed by this key, or
+    validly by another key of keys/maintainers/, is left as it is (a maintainer never replaces another's
+    signature), so `errkb sign --all` after merging results signs exactly the new or changed ones.
     """
     if all_results == bool(paths):
         raise click.UsageError("give result files or --all (not both)")

@@ -123,9 +123,13 @@ def listed_key(root: Path, signer: CryptoSigner) -> MaintainerKey:
                                                           "expected it listed (commit keys/maintainers/NAME.pub)")])
 
 
-def sign(root: Path, result: Path, signer: CryptoSigner) -> bool:
-    """Sign one result file's exact bytes; returns False when it already carries this key's signature of them."""
+def sign(root: Path, result: Path, signer: CryptoSigner, keys: list[MaintainerKey] = ()) -> bool:
+    """Sign one result file's exact bytes; returns False when it already carries this key's signature of them,
+    or a valid signature of them by another of `keys`: a maintainer vouches for the results they ran, and never
+    replaces another maintainer's signature of a result they did not run."""
     data = read_plain(result, display_name(result, root))
+    if keys and _signed_by_any(root, result, data, keys):
+        return False
     envelope = Envelope(statement(subject_name(result), data), PAYLOAD_TYPE, {})
     envelope.sign(signer)
     text = json.dumps(envelope.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
@@ -134,6 +138,13 @@ def sign(root: Path, result: Path, signer: CryptoSigner) -> bool:
         return False
     write_atomically(target, text)
     return True
+
+
+def _signed_by_any(root: Path, result: Path, data: bytes, keys: list[MaintainerKey]) -> bool:
+    try:
+        return signer_of(root, result, data, keys) is not None
+    except InvalidInput:  # a signature of older bytes, or by no listed key: replaced by this one
+        return False
 
 
 def orphans(root: Path) -> list[Path]:

@@ -105,7 +105,8 @@ def sign_results(root: Path, files: list[Path], signer, remove_orphans: bool = F
     with catalog_lock(root):
         for path in files:
             verifications.load(path, root)
-        written = sum(signing.sign(root, path, signer) for path in files)
+        keys = signing.maintainer_keys(root)
+        written = sum(signing.sign(root, path, signer, keys) for path in files)
         stale = signing.orphans(root) if remove_orphans else []
         for orphan in stale:
             orphan.unlink()

@@ -201,3 +201,19 @@ def test_sign_and_draft_wait_for_the_catalog_lock_and_write_nothing_when_it_stay
     assert not signing.signature_path(path).exists()
     assert drafted.returncode == 1 and "busy" in drafted.stderr and "Traceback" not in drafted.stderr, drafted.stderr
     assert not (root / "records" / "busy-draft.json").exists() and not (root / "reproductions" / "busy-draft.py").exists()
+
+
+def test_sign_all_with_a_second_key_keeps_the_first_maintainers_signatures(root):
+    """A second maintainer signs only what no listed key vouches for yet: the first maintainer's signatures of
+    results the second did not run stay as they are."""
+    first_path = write(root, result(root, GPU_RECORD, torch="2.5.1"), sign=False)
+    assert errkb(root, "sign", "--all", "--key", private_key(root)).returncode == 0
+    theirs = signing.signature_path(first_path).read_bytes()
+    second_path = write(root, result(root, GPU_RECORD, torch="2.13.0+cpu"), sign=False)
+    second_key = root.parent / "second-maintainer.pem"
+    signed = errkb(root, "sign", "--all", "--key", second_key, "--new-key", "second-maintainer")
+    assert signed.returncode == 0 and "signed 1 result file(s)" in signed.stdout, signed.stdout + signed.stderr
+    assert signing.signature_path(first_path).read_bytes() == theirs
+    shown = json.loads(errkb(root, "show", GPU_RECORD, "--json").stdout)
+    signers = {Path(v["path"]).name: v["signer"] for v in shown["verifications"]}
+    assert signers[first_path.name].startswith("test-maintainer") and signers[second_path.name].startswith("second-maintainer")
