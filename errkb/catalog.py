@@ -36,6 +36,22 @@ def open_db(root: Path) -> sqlite_utils.Database:
     return db
 
 
+def is_built(root: Path) -> bool:
+    """Whether root's catalog.db holds the records (a `reproduce` into an unbuilt root writes only its runs)."""
+    path = root / DATABASE_FILE
+    if not path.is_file():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    return {"records", "records_fts"} <= tables
+
+
 def ensure_schema(db: sqlite_utils.Database) -> None:
     fresh = "records" not in db.table_names()
     had_record_tags = "record_tags" in db.table_names()

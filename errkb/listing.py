@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typing import get_args
 
-from . import evidence, store
+from . import catalog, evidence, store
 from .problems import InvalidInput
 from .reproduce.libraries import LIBRARIES
 from .validate import check_files
@@ -54,7 +54,7 @@ def list_records(root: Path, tags=(), verdict: str | None = None, library: str |
 
 def last_verdicts(root: Path, slugs: list[str]) -> dict[str, str]:
     path = root / store.DATABASE_FILE
-    if not path.is_file():  # not built yet: the committed results give the same verdicts a build would
+    if not catalog.is_built(root):  # not built yet: the committed results give the same verdicts a build would
         proofs = {slug: evidence.of_record(root, slug)["lastVerdict"] for slug in slugs}
         return {slug: verdict for slug, verdict in proofs.items() if verdict}
     try:

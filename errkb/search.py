@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import writes
+from . import catalog, writes
 from .store import DATABASE_FILE
 
 WORD = re.compile(r"\w+")
@@ -122,6 +122,7 @@ def plan(conn: sqlite3.Connection, query: str) -> Plan:
     if not text:
         return result
     result.tags = tag_names(conn, text.split())
+    text = _correct_into_synonyms(conn, text, result)
     groups: list[str] = []
     for phrase, alternatives in SYNONYMS.items():
         if re.search(rf"\b{re.escape(phrase)}\b", text):
@@ -144,6 +145,23 @@ def plan(conn: sqlite3.Connection, query: str) -> Plan:
             groups.append(_quoted(word))  # keeps the search honest: an unknown word finds nothing
     result.fts = " AND ".join(groups)
     return result
+
+
+SYNONYM_WORDS = {word for phrase in SYNONYMS for word in phrase.split()}
+
+
+def _correct_into_synonyms(conn: sqlite3.Connection, text: str, result: Plan) -> str:
+    """Correct the misspelt words whose correction is a synonym's word ("devise mismatch" -> "device mismatch"), so
+    the synonym applies; the other misspelt words are corrected later, one by one."""
+    words = text.split()
+    for index, word in enumerate(words):
+        if word in SYNONYM_WORDS or word in result.tags or len(word) < 4 or word.isdigit() or _known(conn, word):
+            continue
+        replacement = closest_word(conn, word)
+        if replacement and replacement[1] in SYNONYM_WORDS:
+            words[index] = replacement[1]
+            result.notes.append(f"no record has “{word}”: searched “{replacement[1]}” instead")
+    return " ".join(words)
 
 
 @dataclass
@@ -241,7 +259,7 @@ def search(conn: sqlite3.Connection, query: str, limit: int = 20) -> tuple[list[
 
 def run(root: Path, query: str, limit: int = 20) -> tuple[list[Hit], int, Plan]:
     """`search` over root's catalog.db, built first when it is missing (InvalidInput when a record is invalid)."""
-    if not (root / DATABASE_FILE).is_file():
+    if not catalog.is_built(root):
         writes.build(root)  # under the catalog lock
     conn = sqlite3.connect(f"file:{root / DATABASE_FILE}?mode=ro", uri=True)
     try:

@@ -34,6 +34,7 @@ def found(root, query: str) -> dict:
     ("OOM", OOM),  # a synonym: the records say "out of memory"
     ("oom", OOM),
     ("device mismatch", "expected-all-tensors-on-same-device"),
+    ("devise mismatch", "expected-all-tensors-on-same-device"),  # misspelt inside a synonym: still the synonym
     ("NCCL", "default-process-group-not-initialized"),
     ("memroy", OOM),  # misspelt
     ("dataparalel", "dataparallel-not-supported-when-crf-is-used"),
@@ -105,3 +106,15 @@ def test_the_vocabulary_is_read_again_for_a_rebuilt_catalog(root, tmp_path):
     conn = sqlite3.connect(root / "catalog.db")
     assert "dataparallel" in search.vocabulary(conn, "d") and "memori" not in search.vocabulary(conn, "d")
     conn.close()
+
+
+def test_search_builds_a_catalog_db_that_holds_only_runs(tmp_path):
+    """`errkb reproduce` into an unbuilt root writes catalog.db with only its runs; search builds the rest
+    instead of failing on the missing full-text table."""
+    import sqlite3
+
+    root = tmp_path / "catalog"
+    shutil.copytree(REPO / "records", root / "records")
+    sqlite3.connect(root / "catalog.db").execute("create table reproduction_runs (slug text)").connection.commit()
+    answer = found(root, "OOM")
+    assert OOM in [hit["slug"] for hit in answer["hits"]]
