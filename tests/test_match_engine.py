@@ -19,6 +19,7 @@ from errkb.matching.tokens import literal_words, opening_clause, required_words,
 from errkb.patterns import compile_pattern
 
 REPO = Path(__file__).resolve().parents[1]
+PASTES = Path(__file__).parent / "data" / "pastes"
 SEED = "dataparallel-not-supported-when-crf-is-used"
 
 
@@ -73,6 +74,20 @@ def test_required_words_never_miss_on_random_patterns():
 def test_literal_words_include_optional_parts():
     found = literal_words(r"only work with single-device(/multiple-device)? GPU modules( or CPU modules)?, but")
     assert {"multiple", "cpu", "gpu", "module"} <= found
+
+
+def test_a_letter_in_either_case_is_wording_not_a_value():
+    """`[Dd]imension` spells the word "dimension": read as a value slot, it let "list index out of range" (an
+    IndexError of a project's own list, RVC-Project/Retrieval-based-Voice-Conversion-WebUI#115) pass for the
+    record's "Dimension out of range (...)", the two pasted words standing in for the slot."""
+    pattern = r"[Dd]imension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)"
+    assert "dimension" in literal_words(pattern)
+    assert required_words(r"\b[Dd]imension out of") == {"dimension", "out"}
+    assert opening_clause(r"[Ee]xpected all tensors to be on the same device, but found [\w:]+") == (
+        "expected all tensors to be on the same device")
+    assert "ab" not in literal_words(r"x [ab]c")  # two letters are a value, not one letter in two cases
+    text = (PASTES / "negative--list-index-out-of-range-checkpoint-glob.txt").read_text(encoding="utf-8")
+    assert match(text, root=REPO) == []
 
 
 @pytest.mark.parametrize(
