@@ -357,3 +357,17 @@ def test_match_api_reuses_the_matcher_until_records_change(tmp_path):
     shutil.copy(REPO / "records" / "torchcrf-first-timestep-mask-off.json", tmp_path / "records")
     assert matcher_for(tmp_path) is not first
     assert match("ValueError: mask of the first timestep must all be on", root=tmp_path)[0].slug == "torchcrf-first-timestep-mask-off"
+
+
+def test_a_message_of_quoted_values_only_is_explained_by_no_record_s_words():
+    """"KeyError: 'model'" names a dict key and nothing else; its one word, quoted, is not wording that a record's
+    message ('Unknown model (resnet_18)', timm-unknown-model) can explain (edwardnguyen1705/robotic-grasping-cornell#11
+    loads checkpoint['model'] from a file saved without that key)."""
+    from errkb.matching.score import coverage
+    from errkb.matching.tokens import terms
+
+    record = [(term, term != "resnet_18") for term, _ in terms("Unknown model (resnet_18)")]
+    assert coverage(terms("'model'"), record, lambda term: 1.0) == (0.0, 0.0)
+    assert coverage(terms("Unknown model 'vit_h'"), record, lambda term: 1.0)[0] > 0.5  # wording of its own: compared
+    text = (PASTES / "negative--keyerror-model-checkpoint-dict.txt").read_text(encoding="utf-8")
+    assert match(text, root=REPO) == []
