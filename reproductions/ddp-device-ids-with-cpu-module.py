@@ -26,6 +26,12 @@ WORDINGS = [
     {"text": "AssertionError: DistributedDataParallel device_ids and output_device arguments only work with "
              "single-device GPU modules, but got device_ids [0], output_device None, and module parameters "
              "{device(type='cpu')}.", "source": "pytorch/pytorch#54825", "match": "pattern"},
+    {"text": "accelerator.prepare() error: DistributedDataParallel device_ids and output_device arguments only work with "
+             "single-device/multiple-device GPU modules or CPU modules", "source": "huggingface/accelerate#1802",
+     "match": "pattern"},
+    {"text": "ValueError: DistributedDataParallel device_ids and output_device arguments only work with "
+             "single-device/multiple-device GPU modules or CPU modules, but got device_ids [3], output_device None, "
+             "and modu", "source": "facebookresearch/detectron2#5146", "match": "pattern"},
 ]
 PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 

@@ -36,6 +36,12 @@ WORDINGS = [
      'match': 'pattern'},
     {'text': "Can't get attribute 'ChatDataset' on <module '__mp_main__' from 'c:\\\\Users\\\\hp\\\\Desktop\\\\Pytorch\\\\train.py'>",
      'source': 'pytorch/pytorch#87016', 'match': 'pattern'},
+    {'text': "Can't get attribute '_rebuild_tensor_v2' on <module 'torch._utils' from '/home/satreja0/miniconda2/envs/"
+             "pytorch3/lib/python3.6/site-packages/torch/_utils.py'>", 'source': 'rowanz/neural-motifs#9', 'match': 'none',
+     'why': "a module of torch itself: the checkpoint comes from a newer torch (pytorch/pytorch#5729), not this record's case"},
+    {'text': "Can't get attribute '_rebuild_tensor' on <module 'torch._utils' from '/usr/local/lib/python3.6/site-packages/"
+             "torch/_utils.py'>", 'source': 'pytorch/vision#112', 'match': 'none',
+     'why': "a module of torch itself: torch 0.1.10 reading weights a newer torch saved"},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 

@@ -24,6 +24,11 @@ WORDINGS = [
     {"text": "Torch not compiled with CUDA enabled", "source": "torch==2.13.0", "match": "pattern"},
     {"text": 'raise AssertionError("Torch not compiled with CUDA enabled")\nAssertionError: Torch not compiled with CUDA '
              'enabled', "source": "facebookresearch/detectron2#460", "match": "pattern"},
+    {"text": "torch._C._cuda_setDevice(device)\nAttributeError: module 'torch._C' has no attribute '_cuda_setDevice'",
+     "source": "pytorch/pytorch#13718", "match": "pattern"},
+    {"text": "module 'torch._C' has no attribute '_cuda_setDevice'", "source": "csxmli2016/DFDNet#62", "match": "pattern"},
+    {"text": "AttributeError: module 'torch._C' has no attribute '_cuda_getDevice'", "source": "facebookresearch/ParlAI#831",
+     "match": "pattern"},
 ]
 PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 

@@ -39,6 +39,12 @@ WORDINGS = [
     {'text': "module 'torch._C' has no attribute '_cuda_setDevice'",
      'source': 'microsoft/Bringing-Old-Photos-Back-to-Life#241', 'match': 'none',
      'why': "a name missing from the compiled module: a build without CUDA asked for CUDA"},
+    {'text': "module 'torch.distributed' has no attribute 'init_process_group'", 'source': 'pytorch/examples#467',
+     'match': 'none', 'why': "a build without distributed support (macOS binaries then), not the age of the code"},
+    {'text': "torch.distributed.init_process_group(backend=args.dist_backend, init_method=args.dist_url,\n"
+             "AttributeError: module 'torch.distributed' has no attribute 'init_process_group'",
+     'source': 'facebookresearch/detr#43', 'match': 'none',
+     'why': "a build without distributed support (Windows, torch 1.5.0), not the age of the code"},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 

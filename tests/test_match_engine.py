@@ -19,6 +19,7 @@ from errkb.matching.tokens import literal_words, opening_clause, required_words,
 from errkb.patterns import compile_pattern
 
 REPO = Path(__file__).resolve().parents[1]
+PASTES = Path(__file__).parent / "data" / "pastes"
 SEED = "dataparallel-not-supported-when-crf-is-used"
 
 
@@ -73,6 +74,20 @@ def test_required_words_never_miss_on_random_patterns():
 def test_literal_words_include_optional_parts():
     found = literal_words(r"only work with single-device(/multiple-device)? GPU modules( or CPU modules)?, but")
     assert {"multiple", "cpu", "gpu", "module"} <= found
+
+
+def test_a_letter_in_either_case_is_wording_not_a_value():
+    """`[Dd]imension` spells the word "dimension": read as a value slot, it let "list index out of range" (an
+    IndexError of a project's own list, RVC-Project/Retrieval-based-Voice-Conversion-WebUI#115) pass for the
+    record's "Dimension out of range (...)", the two pasted words standing in for the slot."""
+    pattern = r"[Dd]imension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)"
+    assert "dimension" in literal_words(pattern)
+    assert required_words(r"\b[Dd]imension out of") == {"dimension", "out"}
+    assert opening_clause(r"[Ee]xpected all tensors to be on the same device, but found [\w:]+") == (
+        "expected all tensors to be on the same device")
+    assert "ab" not in literal_words(r"x [ab]c")  # two letters are a value, not one letter in two cases
+    text = (PASTES / "negative--list-index-out-of-range-checkpoint-glob.txt").read_text(encoding="utf-8")
+    assert match(text, root=REPO) == []
 
 
 @pytest.mark.parametrize(
@@ -342,3 +357,17 @@ def test_match_api_reuses_the_matcher_until_records_change(tmp_path):
     shutil.copy(REPO / "records" / "torchcrf-first-timestep-mask-off.json", tmp_path / "records")
     assert matcher_for(tmp_path) is not first
     assert match("ValueError: mask of the first timestep must all be on", root=tmp_path)[0].slug == "torchcrf-first-timestep-mask-off"
+
+
+def test_a_message_of_quoted_values_only_is_explained_by_no_record_s_words():
+    """"KeyError: 'model'" names a dict key and nothing else; its one word, quoted, is not wording that a record's
+    message ('Unknown model (resnet_18)', timm-unknown-model) can explain (edwardnguyen1705/robotic-grasping-cornell#11
+    loads checkpoint['model'] from a file saved without that key)."""
+    from errkb.matching.score import coverage
+    from errkb.matching.tokens import terms
+
+    record = [(term, term != "resnet_18") for term, _ in terms("Unknown model (resnet_18)")]
+    assert coverage(terms("'model'"), record, lambda term: 1.0) == (0.0, 0.0)
+    assert coverage(terms("Unknown model 'vit_h'"), record, lambda term: 1.0)[0] > 0.5  # wording of its own: compared
+    text = (PASTES / "negative--keyerror-model-checkpoint-dict.txt").read_text(encoding="utf-8")
+    assert match(text, root=REPO) == []

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..store import raw_records
 from .tokens import analyse, required_words, terms
 
-VERSION = "5"
+VERSION = "6"  # 6: a case class ([Dd]) spells its letter in literals, required words and openings
 ANCHORS_PER_PATTERN = 1  # the rarest: a paste then reads few anchor rows
 TRIGGERS = ("match_dirty_insert", "match_dirty_update", "match_dirty_delete")
 

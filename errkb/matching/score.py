@@ -144,10 +144,15 @@ def coverage(
     record has wording of its own (pattern text) is a substitution: "parameter" for "hidden".
     `covered`: weight of explained pasted words / all pasted words; `present`: weight of the
     record's wording found in the paste / all its wording.
+    A pasted message made only of quoted values (a bare KeyError: 'model') has no wording: (0, 0).
     `named`: the record's quoted words its pattern spells out ('DataParallel' in "'DataParallel' object has no
     attribute"). A pasted quoted word standing in place of one names another thing ("'Tensor' object has no
     attribute 'edge_index'"): the record explains nothing of that message, however many words they share.
     """
+    if query and all(is_quoted for _, is_quoted in query):
+        # Nothing but quoted values ("KeyError: 'model'", a dict key): no wording of its own to compare, so no
+        # record explains it by its words (a record whose pattern matches it still can).
+        return 0.0, 0.0
     q = [term for term, _ in query]
     r = [term for term, _ in record]
     quoted = {term for term, is_quoted in query if is_quoted}

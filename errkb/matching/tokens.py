@@ -106,8 +106,24 @@ def _opening_of(parsed) -> str | None:
 def _literal_char(op, av) -> str | None:
     if op is sre_constants.LITERAL:
         return chr(av)
-    if op is sre_constants.IN and len(av) == 1 and av[0][0] is sre_constants.LITERAL:
-        return chr(av[0][1])
+    if op is sre_constants.IN:
+        return _one_letter(av)
+    return None
+
+
+def _one_letter(av) -> str | None:
+    """The character a class stands for when it is one literal (`[.]`) or one letter in either case (`[Dd]`).
+
+    Words are compared lower-cased, so `[Dd]imension` spells the word "dimension": a case alternative at the
+    start of a sentence is wording, not a value.
+    """
+    if not av or any(op is not sre_constants.LITERAL for op, _ in av):
+        return None
+    chars = {chr(code) for _, code in av}
+    if len(chars) == 1:
+        return chars.pop()
+    if len({char.lower() for char in chars}) == 1 and len(chars) == 2:
+        return min(chars).lower()
     return None
 
 
@@ -204,8 +220,8 @@ def _literal_runs(parsed, runs: list[str], current: list[str]) -> None:
             for branch in av[1]:
                 _literal_runs(branch, runs, current)
                 flush()
-        elif op is sre_constants.IN and len(av) == 1 and av[0][0] is sre_constants.LITERAL:
-            current.append(chr(av[0][1]))
+        elif op is sre_constants.IN and _one_letter(av) is not None:
+            current.append(_one_letter(av))
         else:
             flush()
     flush()
@@ -227,8 +243,8 @@ def _flatten(parsed, items: list) -> None:
             if low >= 1:
                 _flatten(body, items)
                 items.append(_BREAK)
-        elif op is sre_constants.IN and len(av) == 1 and av[0][0] is sre_constants.LITERAL:
-            items.append(chr(av[0][1]))
+        elif op is sre_constants.IN and _one_letter(av) is not None:
+            items.append(_one_letter(av))
         elif op is sre_constants.AT:
             if av in (sre_constants.AT_NON_BOUNDARY,):
                 items.append(_BREAK)
