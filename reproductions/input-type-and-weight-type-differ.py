@@ -8,7 +8,8 @@ paste most (weights on CUDA, batch on the CPU, or the reverse); they are cited f
 cannot show them. Solution 1 casts and moves the batch to the parameters' dtype and device (next(model.parameters()));
 solution 2 casts the model back to float32 instead. The record's exampleFix (solution 1) and validationCode run from
 its text; the guard passes a float32 model and batch, a float16 model with a float16 batch, an MKLDNN-layout batch
-for a dense float32 model (the case the message itself allows) and an embedding model fed integer token ids.
+for a dense float32 model (the case the message itself allows) and an embedding model fed integer token ids; the
+guard stage also shows a bfloat16 batch for float32 weights passing under torch.autocast (and flagged without it).
 
 Results: errkb reproduce input-type-and-weight-type-differ (torch 2.13.0+cpu) --with torch==2.5.1 --with
 torch==2.15.0. The excerpt is the function as stored at commit 954cecd17071 of pytorch/pytorch (an older commit: the
@@ -20,7 +21,7 @@ Drafted by `errkb draft` from wtype.py on torch 2.13.0+cpu, Python 3.11.7:
   raised at aten/src/ATen/native/Convolution.cpp:863
 Commit: cf30153c4c131c8164ee7798e5022d810682e2cb (torch.version.git_version).
 """
-NEEDS = {'packages': {'torch': '>=2.0'}, 'cuda_devices': 0, 'timeout_s': 67}
+NEEDS = {'packages': {'torch': '>=2.5'}, 'cuda_devices': 0, 'timeout_s': 67}
 SOLUTIONS = {1: "input_to_parameters", 2: "model_to_float32"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["model", "images"], "validationCode": ["model", "x"]}
@@ -121,6 +122,11 @@ def guard():
     assert not record.check("validationCode", {"model": model, "x": images})
     assert record.check("validationCode", {"model": model, "x": images.half()})
     assert record.check("validationCode", {"model": reference, "x": images})
+    # under autocast a bfloat16 batch for float32 weights is accepted by the model and passes the guard
+    with torch.autocast("cpu", dtype=torch.bfloat16), torch.no_grad():
+        assert reference(images.bfloat16()).dtype == torch.bfloat16
+        assert record.check("validationCode", {"model": reference, "x": images.bfloat16()})
+    assert not record.check("validationCode", {"model": reference, "x": images.bfloat16()})  # without autocast
 
 
 def _runs(model, x):
