@@ -1,27 +1,33 @@
 """A tokenizer that needs several files (a BPE tokenizer: vocab.json and merges.txt) is loaded with
 from_pretrained("tok/vocab.json"), the path of one of its files instead of its folder. PreTrainedTokenizerBase
-.from_pretrained (transformers/tokenization_utils_base.py) sees a file path and, because the class declares more than
-one vocabulary file, raises ValueError "Calling GPT2Tokenizer.from_pretrained() with the path to a single file or url
-is not supported for this tokenizer. Use a model identifier or the path to a directory instead." trigger(): a folder
-tok/ holding a tiny vocab.json and merges.txt written by the reproduction, and GPT2Tokenizer.from_pretrained on
+.from_pretrained (src/transformers/tokenization_utils_base.py) sees a file path and, because the class declares more
+than one vocabulary file, raises ValueError "Calling GPT2Tokenizer.from_pretrained() with the path to a single file or
+url is not supported for this tokenizer. Use a model identifier or the path to a directory instead." trigger(): a
+folder tok/ holding a tiny vocab.json and merges.txt written by the reproduction, and GPT2Tokenizer.from_pretrained on
 tok/vocab.json. Demonstrations: (1) the folder passed instead, which loads both files and tokenizes "hello" with the
-merges applied, and the Stable Diffusion variant (a .ckpt file passed with subfolder="tokenizer" raises the same
-error; the model folder with its tokenizer/ subfolder loads); (2) files under non-standard names (Megatron-style gpt2-vocab.json / gpt2-merges.txt) copied into one
-folder under the names the class expects (GPT2Tokenizer.vocab_files_names), then that folder loads. The record's
-exampleFix and validationCode run from its text. HF_HUB_OFFLINE=1 is set in the stages that load single-file
-tokenizers, so that a file path that transformers 5.x also tries as a Hub id fails fast instead of retrying the
-network. Results: errkb reproduce transformers-from-pretrained-single-file-path --with transformers==4.40.2
---with transformers==4.57.6 and the installed 5.24.0.
+merges applied; and the Stable Diffusion variant: a .ckpt file passed with subfolder="tokenizer" raises the same error
+for GPT2Tokenizer on every release, and for CLIPTokenizer on 4.x (on 5.x CLIPTokenizer lists an optional
+tokenizer_file, passes this check and fails later with another error, which the stage asserts is not this one); the
+model folder with its tokenizer/ subfolder loads with both classes; (2) files under non-standard names
+(Megatron-style gpt2-vocab.json / gpt2-merges.txt) copied into one folder under the names the class expects
+(GPT2Tokenizer.vocab_files_names), then that folder loads. The record's exampleFix and validationCode run from its
+text. HF_HUB_OFFLINE=1 is set in the stages that load single-file tokenizers, so that a file path that transformers
+5.x also tries as a Hub id fails fast instead of retrying the network. The excerpt is
+src/transformers/tokenization_utils_base.py at 598a3dc387272524973e74e57f137e46cc4e3734, a stored upstream copy
+byte-identical to the file of the transformers 4.53.0-4.53.3 wheels. Results: errkb reproduce
+transformers-from-pretrained-single-file-path (the installed 5.25.0) --with transformers==4.53.3
+--with transformers==4.57.6 --with transformers==5.24.0.
 """
 NEEDS = {"packages": {"torch": "==2.13.0+cpu", "transformers": ">=4.40"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "pass_the_folder", 2: "standard_names_in_one_folder"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["GPT2Tokenizer", "vocab_path"], "validationCode": ["tokenizer_class", "name_or_path"]}
 VALID = {"folder": "valid_folder", "folder-path-object": "valid_path_object",
-         "single-vocab-file-tokenizer": "valid_single_vocab_file"}
+         "single-vocab-file-tokenizer": "valid_single_vocab_file",
+         "optional-tokenizer-file": "valid_optional_tokenizer_file"}
 WORDINGS = [
     {"text": "Calling GPT2Tokenizer.from_pretrained() with the path to a single file or url is not supported for this "
-             "tokenizer. Use a model identifier or the path to a directory instead.", "source": "transformers==5.24.0",
+             "tokenizer. Use a model identifier or the path to a directory instead.", "source": "transformers==4.53.3",
      "match": "pattern"},
     {"text": "Calling CLIPTokenizer.from_pretrained() with the path to a single file or url is not supported for this "
              "tokenizer. Use a model identifier or the path to a directory instead.",
@@ -29,7 +35,9 @@ WORDINGS = [
     {"text": "Calling CLIPTokenizer.from_pretrained() with the path to a single file or url is not supported for this "
              "tokenizer.", "source": "sdbds/magic-animate-for-windows#14", "match": "pattern"},
 ]
-PROVENANCE = {"checked": "installed", "dist": "transformers", "version": "5.24.0"}
+PROVENANCE = {"checked": "upstream-copy", "repo": "huggingface/transformers",
+              "commit": "598a3dc387272524973e74e57f137e46cc4e3734",
+              "path": "src/transformers/tokenization_utils_base.py", "line": 1879, "offset": 0}
 
 import errkb_record as record
 
@@ -83,6 +91,24 @@ def pass_the_folder():
         raise AssertionError("a checkpoint file was accepted as the model folder")
     tokenizer = GPT2Tokenizer.from_pretrained("sd", subfolder="tokenizer")
     assert tokenizer("hello")["input_ids"] == [4, 5, 3]
+    # the class the pastes use: on 4.x the same error; on 5.x it passes this check (optional tokenizer_file) and fails
+    # later with another error; the folder loads on both
+    import transformers
+    from transformers import CLIPTokenizer
+
+    try:
+        CLIPTokenizer.from_pretrained("sd/v1-5-pruned.ckpt", subfolder="tokenizer")
+    except Exception as exc:  # noqa: BLE001 - which error depends on the release, checked below
+        clip_error = exc
+    else:
+        raise AssertionError("CLIPTokenizer accepted a checkpoint file as the model folder")
+    single_file = "path to a single file or url is not supported" in str(clip_error)
+    if int(transformers.__version__.split(".")[0]) < 5:
+        assert isinstance(clip_error, ValueError) and single_file, clip_error
+    else:
+        assert not single_file, clip_error
+    clip = CLIPTokenizer.from_pretrained("sd", subfolder="tokenizer")
+    assert len(clip("hello")["input_ids"]) > 2
 
 
 def standard_names_in_one_folder():
@@ -153,3 +179,22 @@ def valid_single_vocab_file():
     tokenizer = BertTokenizer.from_pretrained("bert-vocab/vocab.txt")
     assert tokenizer.convert_tokens_to_ids("hello") == 4
     return {"tokenizer_class": BertTokenizer, "name_or_path": "bert-vocab/vocab.txt"}
+
+
+def valid_optional_tokenizer_file():
+    """RobertaTokenizer lists vocab_file, merges_file and an optional tokenizer_file. On 5.x its save_pretrained folder
+    holds tokenizer.json, and that file's path loads; 4.x refuses a single file for it (the folder is the valid case
+    there)."""
+    import os
+
+    _offline()
+    import transformers
+    from transformers import RobertaTokenizer
+
+    _write("rob-files")
+    RobertaTokenizer.from_pretrained("rob-files").save_pretrained("rob-saved")
+    path = "rob-saved/tokenizer.json" if int(transformers.__version__.split(".")[0]) >= 5 else "rob-saved"
+    assert os.path.exists(path), os.listdir("rob-saved")
+    tokenizer = RobertaTokenizer.from_pretrained(path)
+    assert len(tokenizer("hello")["input_ids"]) > 2
+    return {"tokenizer_class": RobertaTokenizer, "name_or_path": path}
