@@ -14,7 +14,9 @@ Drafted by `errkb draft` from gcn_weight.py on torch 2.13.0+cpu, Python 3.11.7:
   AttributeError: 'GCNConv' object has no attribute 'weight'
   raised at torch/nn/modules/module.py:1967
 Commit: cf30153c4c131c8164ee7798e5022d810682e2cb (torch.version.git_version). The draft's pattern accepted any
-object's missing attribute; the author narrowed it to a *Conv layer's weight.
+object's missing attribute; the author narrowed it to a *Conv layer's weight. The
+cold review narrowed it to class names ending in Conv (PyG's layers): '\\w*Conv\\w*' also took torch's Conv2d and
+custom convolutions (DOConv2d, Conv4d, ConvSeqDis), which real pastes show missing weight for other reasons.
 """
 NEEDS = {'packages': {'torch': '==2.13.0', 'torch-geometric': '>=2.3.1'}, 'cuda_devices': 0, 'timeout_s': 110}
 SOLUTIONS = {1: "lin_weight", 2: "default_init"}
@@ -29,6 +31,10 @@ WORDINGS = [
      'source': 'slingling/MS-HGAT#2', 'match': 'pattern'},
     {'text': "AttributeError: 'GATConv' object has no attribute 'weight'", 'source': 'DSE-MSU/DeepRobust#57',
      'match': 'pattern'},
+    {'text': "AttributeError: 'Conv2d' object has no attribute 'weight'", 'source': 'heykeetae/Self-Attention-GAN#45',
+     'match': 'none', 'why': "a torch Conv2d under the repository's own spectral norm, not a PyG layer"},
+    {'text': "AttributeError: 'DOConv2d' object has no attribute 'weight'", 'source': 'yangyanli/DO-Conv#5',
+     'match': 'none', 'why': 'a replacement convolution layer that keeps its parameters under other names'},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 
