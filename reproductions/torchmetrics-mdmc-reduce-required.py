@@ -4,7 +4,9 @@ classifies such input as multi-dimensional multi-class and, in the stat-scores u
 precision/recall/F-score/accuracy metric shares (torchmetrics/functional/classification/stat_scores.py), refuses to
 guess how the extra dimensions should be reduced: ValueError "... you have to set the `mdmc_reduce` parameter".
 Solution 1 passes mdmc_average="global" and checks the value equals the same metric on the flattened pixels (and
-that the class argument is called mdmc_average, not mdmc_reduce); solution 2 passes mdmc_average="samplewise" and
+that the class argument is called mdmc_average, not mdmc_reduce; Accuracy, Recall and F1Score refuse the
+same input alike and take mdmc_average too, while StatScores takes mdmc_reduce and, without task=, ignores an
+mdmc_average and still raises: a finding of the cold review); solution 2 passes mdmc_average="samplewise" and
 checks the value equals the mean of the per-image scores; solution 3 uses the task-based metric that replaced the
 legacy classes, MulticlassPrecision (in torchmetrics from 0.10, the only form from 0.11), and checks it gives the
 global value by default and the per-image values with multidim_average="samplewise", and that the legacy class
@@ -85,6 +87,25 @@ def mdmc_global():
     value = torchmetrics.Precision(num_classes=3, average="macro", mdmc_average="global")(probs, masks)
     flat = torchmetrics.Precision(num_classes=3, average="macro")(*_flat(probs, masks))
     assert torch.isfinite(value) and torch.allclose(value, flat), (value, flat)
+    # the other legacy classes refuse the same input alike and take the same argument
+    for name in ("Accuracy", "Recall", "F1Score"):
+        metric = getattr(torchmetrics, name)
+        try:
+            metric(num_classes=3, average="macro")(probs, masks)
+        except ValueError as exc:
+            assert "you have to set the `mdmc_reduce` parameter" in str(exc), (name, exc)
+        else:
+            raise AssertionError(f"{name} took (N, C, H, W) input without mdmc_average")
+        assert torch.isfinite(metric(num_classes=3, average="macro", mdmc_average="global")(probs, masks)), name
+    # StatScores keeps the functional name: mdmc_reduce works, an mdmc_average is ignored and the error stays
+    assert "mdmc_reduce" in inspect.signature(torchmetrics.StatScores.__init__).parameters
+    assert torchmetrics.StatScores(num_classes=3, reduce="macro", mdmc_reduce="global")(probs, masks).shape == (3, 5)
+    try:
+        torchmetrics.StatScores(num_classes=3, reduce="macro", mdmc_average="global")(probs, masks)
+    except ValueError as exc:
+        assert "you have to set the `mdmc_reduce` parameter" in str(exc), exc
+    else:
+        raise AssertionError("StatScores took mdmc_average")
 
 
 def mdmc_samplewise():
