@@ -4,7 +4,10 @@ longer has it there, so `from pl_bolts.models.regression import LogisticRegressi
 before any user code runs. Solution 1 is the replacement the helper's users moved to,
 lightning_utilities.core.imports.module_available (lightning-utilities comes with pytorch-lightning from 1.8 on):
 it answers for installed, missing and dotted module names as the flags pl_bolts computes need, and
-pytorch_lightning.utilities is shown to lack the old name. The record's exampleFix runs from its text.
+pytorch_lightning.utilities is shown to lack the old name. The stage also runs a vendored copy of pl_bolts 0.5.0
+with that switch made (a finding of the cold review): on torch 2.13 the copy then stops at async_dataloader's
+torch._six import; with that import replaced by str too, it imports and a LogisticRegression from it trains one
+epoch. The record's exampleFix runs from its text.
 Results: errkb reproduce lightning-module-available-removed --with pytorch-lightning==1.8.0 --with
 pytorch-lightning==1.8.3 --with pytorch-lightning==1.8.6 (verified). A run on pytorch-lightning 1.9.5 (not committed,
 outside NEEDS) failed earlier in pl_bolts, on another removed name: "cannot import name 'LightningLoggerBase' from
@@ -69,6 +72,58 @@ def module_available():
     assert not module_available("no_such_module_errkb") and not module_available("torch.no_such_submodule_errkb")
     for name in ("wandb", "gym", "sklearn", "PIL", "cv2", "torchvision"):  # the optional packages pl_bolts probes
         assert module_available(name) == (importlib.util.find_spec(name) is not None), name
+    _patched_copy_trains()
+
+
+def _patched_copy_trains():
+    """A vendored copy of pl_bolts 0.5.0 with the switch made in pl_bolts/utils/__init__.py: on PyTorch 2 it stops at
+    async_dataloader's torch._six import; with that import replaced too, it imports and a LogisticRegression trains."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    spec = importlib_spec("pl_bolts")
+    shutil.copytree(os.path.dirname(spec.origin), "vendored/pl_bolts")
+    edit("vendored/pl_bolts/utils/__init__.py", "from pytorch_lightning.utilities import _module_available\n",
+         "from lightning_utilities.core.imports import module_available as _module_available\n")
+    use = ("import sys; sys.path.insert(0, 'vendored')\n"
+           "from pl_bolts.models.regression import LogisticRegression\n")
+    half = subprocess.run([sys.executable, "-c", use], capture_output=True, text=True)
+    assert half.returncode != 0 and "No module named 'torch._six'" in half.stderr, half.stderr[-2000:]
+    edit("vendored/pl_bolts/datamodules/async_dataloader.py", "from torch._six import string_classes\n",
+         "string_classes = str\n")
+    fit = use + (
+        "import torch, pytorch_lightning as pl\n"
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "import os, pl_bolts\n"
+        "assert os.path.abspath(pl_bolts.__file__).startswith(os.path.abspath('vendored')), pl_bolts.__file__\n"
+        "torch.manual_seed(0)\n"
+        "model = LogisticRegression(input_dim=4, num_classes=3)\n"
+        "before = [p.detach().clone() for p in model.parameters()]\n"
+        "data = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,))), batch_size=8)\n"
+        "pl.Trainer(max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,\n"
+        "           enable_model_summary=False).fit(model, data)\n"
+        "assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))\n"
+        "print('trained')\n")
+    whole = subprocess.run([sys.executable, "-W", "ignore", "-c", fit], capture_output=True, text=True)
+    assert whole.returncode == 0 and "trained" in whole.stdout, whole.stderr[-3000:]
+
+
+def importlib_spec(name):
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)  # finds the installed package without importing it
+    assert spec is not None and spec.origin, name
+    return spec
+
+
+def edit(path, old, new):
+    with open(path) as f:
+        text = f.read()
+    assert text.count(old) == 1, (path, old)
+    with open(path, "w") as f:
+        f.write(text.replace(old, new))
 
 
 def example_fix():
