@@ -11,7 +11,10 @@ left, greedy generation continues the short row as it continues it alone; DataCo
 end-of-text token too; (2) a new [PAD] token added and the model's embeddings resized to the new vocabulary size,
 then the padded batch runs through the model. The record's exampleFix and validationCode run from its text.
 The excerpt is src/transformers/tokenization_utils_base.py at 598a3dc387272524973e74e57f137e46cc4e3734, a stored
-upstream copy byte-identical to the file of the transformers 4.53.0-4.53.3 wheels. Results: errkb reproduce
+upstream copy byte-identical to the file of the transformers 4.53.0-4.53.3 wheels (cold review: the stored copy, read in
+full, compared with cmp against each of the four wheels' files: identical, sha256 e2372198...ff21a0). The cold review widened the pattern to the
+transformers 2.x wording of the same refusal, "Unable to set proper padding strategy as the tokenizer does not have a
+padding token" (huggingface/transformers#3859, a pasted wording; 2.x is not run here). Results: errkb reproduce
 transformers-tokenizer-no-padding-token (the installed 5.25.0) --with transformers==4.53.3
 --with transformers==4.57.6 --with transformers==5.24.0.
 """
@@ -31,6 +34,8 @@ WORDINGS = [
      "match": "matcher"},
     {"text": "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as "
              "`pad_token`", "source": "lm-sys/FastChat#1534", "match": "pattern"},
+    {"text": "ValueError: Unable to set proper padding strategy as the tokenizer does not have a padding token.",
+     "source": "huggingface/transformers#3859", "match": "matcher"},
 ]
 PROVENANCE = {"checked": "upstream-copy", "repo": "huggingface/transformers",
               "commit": "598a3dc387272524973e74e57f137e46cc4e3734",
@@ -132,6 +137,12 @@ def guard():
     assert not record.check("validationCode", {"tokenizer": tokenizer, "padding": "longest"})
     tokenizer.pad_token = tokenizer.eos_token
     assert record.check("validationCode", {"tokenizer": tokenizer, "padding": True})
+    # what the guard's comment admits: padding='max_length' without max_length on a tokenizer that has no
+    # model_max_length goes through unpadded in transformers, and the guard flags it all the same
+    unpadded = _tokenizer()
+    out = unpadded(TEXTS, padding="max_length")
+    assert [len(ids) for ids in out["input_ids"]] == [3, 1], out
+    assert not record.check("validationCode", {"tokenizer": unpadded, "padding": "max_length"})
 
 
 def _proved(tokenizer, padding):
