@@ -11,10 +11,12 @@ tokenizer_file, passes this check and fails later with another error, which the 
 model folder with its tokenizer/ subfolder loads with both classes; (2) files under non-standard names
 (Megatron-style gpt2-vocab.json / gpt2-merges.txt) copied into one folder under the names the class expects
 (GPT2Tokenizer.vocab_files_names), then that folder loads. The record's exampleFix and validationCode run from its
-text. HF_HUB_OFFLINE=1 is set in the stages that load single-file tokenizers, so that a file path that transformers
+text; the guard's valid situations include AutoTokenizer on a folder (the cold review found the guard reading
+vocab_files_names, which AutoTokenizer lacks). HF_HUB_OFFLINE=1 is set in the stages that load single-file tokenizers, so that a file path that transformers
 5.x also tries as a Hub id fails fast instead of retrying the network. The excerpt is
 src/transformers/tokenization_utils_base.py at 598a3dc387272524973e74e57f137e46cc4e3734, a stored upstream copy
-byte-identical to the file of the transformers 4.53.0-4.53.3 wheels. Results: errkb reproduce
+byte-identical to the file of the transformers 4.53.0-4.53.3 wheels (cold review: the stored copy, read in
+full, compared with cmp against each of the four wheels' files: identical, sha256 e2372198...ff21a0). Results: errkb reproduce
 transformers-from-pretrained-single-file-path (the installed 5.25.0) --with transformers==4.53.3
 --with transformers==4.57.6 --with transformers==5.24.0.
 """
@@ -24,7 +26,7 @@ CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["GPT2Tokenizer", "vocab_path"], "validationCode": ["tokenizer_class", "name_or_path"]}
 VALID = {"folder": "valid_folder", "folder-path-object": "valid_path_object",
          "single-vocab-file-tokenizer": "valid_single_vocab_file",
-         "optional-tokenizer-file": "valid_optional_tokenizer_file"}
+         "optional-tokenizer-file": "valid_optional_tokenizer_file", "auto-tokenizer-folder": "valid_auto_tokenizer"}
 WORDINGS = [
     {"text": "Calling GPT2Tokenizer.from_pretrained() with the path to a single file or url is not supported for this "
              "tokenizer. Use a model identifier or the path to a directory instead.", "source": "transformers==4.53.3",
@@ -135,6 +137,10 @@ def example_fix():
     vocab_path = _write()
     names = record.run("exampleFix", {"GPT2Tokenizer": GPT2Tokenizer, "vocab_path": vocab_path}, section="after")
     assert names["tokenizer"]("hello")["input_ids"] == [4, 5, 3]
+    # a vocab_path with no folder part (the file sits in the working directory): dirname is "", hence the "or '.'"
+    _write(".")
+    names = record.run("exampleFix", {"GPT2Tokenizer": GPT2Tokenizer, "vocab_path": "vocab.json"}, section="after")
+    assert names["tokenizer"]("hello")["input_ids"] == [4, 5, 3]
 
 
 def guard():
@@ -198,3 +204,17 @@ def valid_optional_tokenizer_file():
     tokenizer = RobertaTokenizer.from_pretrained(path)
     assert len(tokenizer("hello")["input_ids"]) > 2
     return {"tokenizer_class": RobertaTokenizer, "name_or_path": path}
+
+
+def valid_auto_tokenizer():
+    """AutoTokenizer, the class the record's tips recommend, on a save_pretrained folder: the guard must not need the
+    vocab_files_names that AutoTokenizer does not have (the cold review found the guard crashing on it)."""
+    _offline()
+    from transformers import AutoTokenizer, GPT2Tokenizer
+
+    _write("auto-files")
+    GPT2Tokenizer.from_pretrained("auto-files").save_pretrained("auto-saved")
+    assert not hasattr(AutoTokenizer, "vocab_files_names")
+    tokenizer = AutoTokenizer.from_pretrained("auto-saved")
+    assert tokenizer("hello")["input_ids"] == [4, 5, 3]
+    return {"tokenizer_class": AutoTokenizer, "name_or_path": "auto-saved"}
