@@ -13,7 +13,8 @@ Drafted by `errkb draft` from save_full.py on torch 2.13.0+cpu, Python 3.11.7:
   chained from: RuntimeError: basic_ios::clear: iostream error
 Commit: cf30153c4c131c8164ee7798e5022d810682e2cb (torch.version.git_version). The author dropped the enforce prefix
 (its line number changes with every build) from the pattern and added the first failure's PytorchStreamWriter
-wording.
+wording. At landing the pattern was anchored on the file name both wordings carry ("inline_container.cc"): its two
+alternatives share no word, and the matcher's prefilter needs one that every match contains.
 """
 NEEDS = {'packages': {'torch': '>=2.0'}, 'cuda_devices': 0, 'timeout_s': 60}
 SOLUTIONS = {1: "save_where_it_fits", 2: "atomic_save_keeps_previous"}
@@ -23,12 +24,15 @@ KEEP = ["model"]
 WORDINGS = [
     {'text': "[enforce fail at inline_container.cc:672] . unexpected pos 832 vs 726", 'source': 'torch==2.13.0',
      'match': 'pattern'},
-    {'text': "unexpected pos 576 vs 470", 'source': 'torch==2.5.1', 'match': 'pattern'},
-    {'text': "PytorchStreamWriter failed writing file data/1: file write failed", 'source': 'pytorch/pytorch#121833',
+    {'text': "[enforce fail at inline_container.cc:603] . unexpected pos 576 vs 470", 'source': 'torch==2.5.1',
      'match': 'pattern'},
-    {'text': "PytorchStreamWriter failed writing file data/3: file write failed", 'source': 'zai-org/ChatGLM-6B#1166',
-     'match': 'matcher'},
-    {'text': "unexpected pos 190007680 vs 190007572", 'source': 'innnky/so-vits-svc#46', 'match': 'pattern'},
+    {'text': "[enforce fail at inline_container.cc:593] . PytorchStreamWriter failed writing file data/1: file write failed",
+     'source': 'pytorch/pytorch#121833', 'match': 'pattern'},
+    {'text': "[enforce fail at inline_container.cc:471] . PytorchStreamWriter failed writing file data/3: file write failed",
+     'source': 'zai-org/ChatGLM-6B#1166', 'match': 'pattern'},
+    {'text': "[inline_container.cc] PytorchStreamWriter failed writing file data/271: file write failed",
+     'source': 'innnky/so-vits-svc#46', 'match': 'pattern'},
+    {'text': "unexpected pos 190007680 vs 190007572", 'source': 'innnky/so-vits-svc#46', 'match': 'matcher'},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 
