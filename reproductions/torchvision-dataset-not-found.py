@@ -3,8 +3,11 @@ missing (_check_exists) and raises RuntimeError "Dataset not found. You can use 
 (torchvision/datasets/mnist.py). Nothing is downloaded: the demonstrations write a tiny MNIST in the real IDX format
 (20 training and 10 test images of 28x28, made up) in a temporary folder. They show that root must be the folder that
 contains MNIST/raw (root pointing at .../MNIST itself raises the same error, the parent loads), and that archives copied
-by hand as .gz are not read until they are decompressed into MNIST/raw. The record's exampleFix and validationCode run
-from the record's text; the guard passes roots given as str, pathlib.Path and with a trailing slash, and the test split.
+by hand as .gz are not read until they are decompressed into MNIST/raw. Solution 1's stage also shows that FashionMNIST
+and KMNIST raise the same message from the same line, looking in a folder named after the class, and that DTD and Food101
+raise the same sentence for an empty root. The record's exampleFix and validationCode run from the record's text; the
+guard passes roots given as str, pathlib.Path and with a trailing slash, the test split, and the processed/training.pt
+layout MNIST keeps for backward compatibility, which it loads without raw files.
 Environments: the PyPI torchvision wheels link libtorch_cuda, so each torchvision release runs beside the CUDA torch
 it was built for (torchvision 0.20.1 with torch 2.5.1, 0.29.1 and 0.29.2 with torch 2.15.0); the installed torch
 2.13.0+cpu has no torchvision and skips the record.
@@ -19,7 +22,7 @@ NEEDS = {'packages': {'torchvision': '', 'torch': ''}, 'cuda_devices': 0, 'timeo
 SOLUTIONS = {1: "root_is_the_parent_of_mnist", 2: "decompress_hand_copied_archives"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["data_dir"], "validationCode": ["root", "download"]}
-VALID = {"root-forms": "valid_root_forms", "test-split": "valid_test_split"}
+VALID = {"root-forms": "valid_root_forms", "test-split": "valid_test_split", "legacy-processed": "valid_legacy_processed"}
 WORDINGS = [
     {'text': 'Dataset not found. You can use download=True to download it', 'source': 'torchvision==0.29.2', 'match': 'pattern'},
     {'text': 'Dataset not found. You can use download=True to download it', 'source': 'torchvision==0.20.1', 'match': 'pattern'},
@@ -47,10 +50,10 @@ def _idx_bytes(magic, count):
     return struct.pack(">II", magic, count) + bytes(i % 10 for i in range(count))
 
 
-def _data_dir(compressed=False):
-    """A data folder holding MNIST/raw with the four files (or only their .gz archives)."""
+def _data_dir(compressed=False, folder="MNIST"):
+    """A data folder holding <folder>/raw with the four files (or only their .gz archives)."""
     data = Path(tempfile.mkdtemp()) / "data"
-    raw = data / "MNIST" / "raw"
+    raw = data / folder / "raw"
     raw.mkdir(parents=True)
     for name, (magic, count) in FILES.items():
         payload = _idx_bytes(magic, count)
@@ -85,6 +88,22 @@ def root_is_the_parent_of_mnist():
     else:
         raise AssertionError("root=.../MNIST was accepted")
     _loads(datasets.MNIST(root=str(data.resolve()), train=True, download=False, transform=transforms.ToTensor()), 20)
+    for cls in (datasets.FashionMNIST, datasets.KMNIST):  # same check, inherited; the folder is named after the class
+        try:
+            cls(root=str(data), train=True, download=False)
+        except RuntimeError as exc:
+            assert str(exc) == "Dataset not found. You can use download=True to download it", exc
+        else:
+            raise AssertionError(f"{cls.__name__} read MNIST/raw")
+        own = _data_dir(folder=cls.__name__)
+        _loads(cls(root=str(own.resolve()), train=True, download=False, transform=transforms.ToTensor()), 20)
+    for cls in (datasets.DTD, datasets.Food101):  # other classes, other layouts, the same sentence
+        try:
+            cls(root=tempfile.mkdtemp(), download=False)
+        except RuntimeError as exc:
+            assert str(exc) == "Dataset not found. You can use download=True to download it", exc
+        else:
+            raise AssertionError(f"{cls.__name__} accepted an empty root")
 
 
 def decompress_hand_copied_archives():
@@ -134,3 +153,20 @@ def valid_root_forms():
 
 def valid_test_split():
     return _accepted(str(_data_dir()), train=False)
+
+
+def valid_legacy_processed():
+    """MNIST/processed/{training,test}.pt, the cached layout MNIST keeps for backward compatibility: it loads without raw files."""
+    import torch
+
+    data = Path(tempfile.mkdtemp()) / "data"
+    processed = data / "MNIST" / "processed"
+    processed.mkdir(parents=True)
+    for name, count in (("training.pt", 20), ("test.pt", 10)):
+        images = torch.arange(count * 28 * 28, dtype=torch.int64).remainder(256).to(torch.uint8).reshape(count, 28, 28)
+        torch.save((images, torch.arange(count) % 10), processed / name)
+    situation = _accepted(str(data))
+    from torchvision import datasets
+
+    assert len(datasets.MNIST(root=str(data), train=False, download=False)) == 10
+    return situation
