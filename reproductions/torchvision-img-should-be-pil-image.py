@@ -2,9 +2,12 @@
 ToTensor()]). ColorJitter calls F.adjust_brightness, which hands a non-tensor to the PIL kernel, and
 torchvision/transforms/_functional_pil.py raises TypeError "img should be PIL Image. Got <class 'numpy.ndarray'>".
 The demonstrations: ToPILImage (or Image.fromarray) first, giving the same brightness-jittered tensor shape as a PIL
-input; and ToTensor first, so the jitter runs on a C x H x W tensor. Solution 1's stage also shows that Resize and
-CenterCrop reject the same array with a TypeError of another wording. The record's exampleFix and validationCode run
-from its text; the guard passes PIL images of several modes and tensors (uint8, float, batched).
+input, and an OpenCV BGR frame reversed to RGB with [..., ::-1] going straight into Image.fromarray and ToPILImage; and
+ToTensor first, so the jitter runs on a C x H x W tensor (ToTensor refuses the reversed view, and takes its copy).
+Solution 1's stage also shows that Grayscale, RandomHorizontalFlip and Pad raise this same message from their PIL
+kernels, and that Resize, CenterCrop and RandomRotation reject the same array with a TypeError of another wording.
+The record's exampleFix and validationCode run from its text; the guard passes PIL images of several modes and tensors
+(uint8, float, batched).
 Environments: the PyPI torchvision wheels link libtorch_cuda, so each torchvision release runs beside the CUDA torch
 it was built for (torchvision 0.20.1 with torch 2.5.1, 0.29.1 and 0.29.2 with torch 2.15.0); the installed torch
 2.13.0+cpu has no torchvision and skips the record.
@@ -25,6 +28,8 @@ WORDINGS = [
     {'text': "img should be PIL Image. Got <class 'numpy.ndarray'>", 'source': 'torchvision==0.29.2', 'match': 'pattern'},
     {'text': "img should be PIL Image. Got <class 'numpy.ndarray'>", 'source': 'torchvision==0.20.1', 'match': 'pattern'},
     {'text': "img should be PIL Image. Got <class 'torch.Tensor'>", 'source': 'leVirve/lsun-room#16', 'match': 'pattern'},
+    {'text': "Unexpected type <class 'numpy.ndarray'>", 'source': 'pytorch/vision#8895', 'match': 'none',
+     'why': "raised by get_dimensions for Resize, CenterCrop and RandomRotation on an array: another check, the record says it does not match it"},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torchvision', 'version': '0.29.2'}
 
@@ -68,9 +73,18 @@ def pil_first():
     torch.manual_seed(0)
     y = transforms.Compose([transforms.ColorJitter(brightness=0.3), transforms.ToTensor()])(Image.fromarray(frame))
     assert torch.equal(x, y), "ToPILImage and Image.fromarray give different images"
-    bgr = frame[..., ::-1]  # an OpenCV frame is BGR: reverse the channels before Image.fromarray
-    assert np.array_equal(np.asarray(Image.fromarray(np.ascontiguousarray(bgr[..., ::-1]))), frame)
-    for other in (transforms.Resize(32), transforms.CenterCrop(32)):
+    bgr = np.ascontiguousarray(frame[..., ::-1])  # the buffer OpenCV returns: the same pixels, channels in B, G, R order
+    assert np.array_equal(np.asarray(Image.fromarray(bgr[..., ::-1])), frame)  # reversed back: the RGB image
+    assert np.array_equal(np.asarray(transforms.ToPILImage()(bgr[..., ::-1])), frame)
+    for kernel in (transforms.Grayscale(), transforms.RandomHorizontalFlip(p=1.0), transforms.Pad(2)):
+        try:
+            kernel(frame)
+        except TypeError as exc:  # every PIL kernel makes the same check
+            assert str(exc) == "img should be PIL Image. Got <class 'numpy.ndarray'>", exc
+        else:
+            raise AssertionError(f"{kernel} accepted an ndarray")
+        kernel(Image.fromarray(frame))
+    for other in (transforms.Resize(32), transforms.CenterCrop(32), transforms.RandomRotation(10)):
         try:
             other(frame)
         except TypeError as exc:
@@ -84,9 +98,21 @@ def tensor_first():
     import torch
     from torchvision import transforms
 
+    import numpy as np
+
     torch.manual_seed(0)
     x = transforms.Compose([transforms.ToTensor(), transforms.ColorJitter(brightness=0.3)])(_frame())
     _is_image_tensor(x)
+    bgr = np.ascontiguousarray(_frame()[..., ::-1])
+    try:
+        transforms.ToTensor()(bgr[..., ::-1])
+    except ValueError:
+        pass  # the reversed view has a negative stride: ToTensor does not take it
+    else:
+        raise AssertionError("ToTensor took the channel-reversed view")
+    rgb = transforms.ToTensor()(np.ascontiguousarray(bgr[..., ::-1]))
+    assert torch.equal(rgb, transforms.ToTensor()(_frame()))
+    _is_image_tensor(transforms.ColorJitter(brightness=0.3)(rgb))
 
 
 def example_fix():
