@@ -4,8 +4,9 @@ Normalize gets 784 values in one dimension and torchvision/transforms/_functiona
 check every tensor kernel makes) raises TypeError "Tensor is not a torch image.". The demonstrations: Normalize first
 and flatten last, which gives exactly the vector the user wanted ((x - mean) / std of every pixel); and, for non-image
 data, plain tensor arithmetic, with reshaping a flattened image back to 1 x 28 x 28 as the other way out. Solution 1's
-stage also shows that a 2-D H x W tensor passes this check and is refused by Normalize's next check with a ValueError of
-another wording. The record's exampleFix and validationCode run from its text; the guard passes C x H x W and batched
+stage also shows that RandomHorizontalFlip, Resize and ColorJitter raise the same message for the flattened vector, and
+that a 2-D H x W tensor passes this check and is refused by Normalize's next check with a ValueError of another wording
+(RandomHorizontalFlip and ColorJitter take it). The record's exampleFix and validationCode run from its text; the guard passes C x H x W and batched
 tensors of float32/float64, each normalized by the library.
 Environments: the PyPI torchvision wheels link libtorch_cuda, so each torchvision release runs beside the CUDA torch
 it was built for (torchvision 0.20.1 with torch 2.5.1, 0.29.1 and 0.29.2 with torch 2.15.0); the installed torch
@@ -26,6 +27,7 @@ WORDINGS = [
     {'text': 'Tensor is not a torch image.', 'source': 'torchvision==0.29.2', 'match': 'pattern'},
     {'text': 'Tensor is not a torch image.', 'source': 'torchvision==0.20.1', 'match': 'pattern'},
     {'text': 'tensor is not a torch image.', 'source': 'xuduo35/StyleFlowPytorch#4', 'match': 'pattern'},
+    {'text': 'tensor is not a torch image.', 'source': 'Giveupfree/SiamCAR-CAM#1', 'match': 'pattern'},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torchvision', 'version': '0.29.2'}
 
@@ -80,6 +82,16 @@ def normalize_then_flatten():
         assert "not a torch image" not in str(exc), exc
     else:
         raise AssertionError("Normalize accepted a 2-D tensor")
+    flat = transforms.ToTensor()(digit).view(-1)
+    for other in (transforms.RandomHorizontalFlip(p=1.0), transforms.Resize(8), transforms.ColorJitter(brightness=0.3)):
+        try:
+            other(flat)
+        except TypeError as exc:  # the same check in every tensor kernel
+            assert str(exc) == "Tensor is not a torch image.", exc
+        else:
+            raise AssertionError(f"{other} accepted a 1-D tensor")
+    for other in (transforms.RandomHorizontalFlip(p=1.0), transforms.ColorJitter(brightness=0.3)):
+        assert other(torch.rand(28, 28)).shape == (28, 28)  # H x W is an image to them
 
 
 def arithmetic_for_non_images():
