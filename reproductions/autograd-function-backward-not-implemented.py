@@ -10,6 +10,14 @@ Function for the differentiable torch operation it wraps. The record's exampleFi
 text; the guard passes Functions that define backward, only vjp, backward with setup_context, and torch's own
 CheckpointFunction.
 
+Cold review (review2): PaddlePaddle/PaddleSpatial#306, cited for the torch 1.7.1 wording, shows another cause: its
+SwishFN defines backward but its forward has no @staticmethod (line 68 of
+research/D3VAE/d3vae_pytorch/model/neural_operations.py in the stored copy, a8e3053936696ec71f8ae8cfc0de7fe6eb1693cb),
+and the fix there was the decorator; stage non_static_methods_run (in the guard stage) shows that the releases run here
+accept such a Function and that the guard passes it. Solution 3 (detach the op's input when no gradient should flow
+through it) was missing: detach_input shows the step then runs and the gradient equals the one with the op's output
+held constant. The guard's comment now says a Function used only without grad needs no backward.
+
 Results: errkb reproduce autograd-function-backward-not-implemented (torch 2.13.0+cpu) --with torch==2.5.1
 --with torch==2.15.0.
 
@@ -19,7 +27,7 @@ Drafted by `errkb draft` from nobwd.py on torch 2.13.0+cpu, Python 3.11.7:
 Commit: cf30153c4c131c8164ee7798e5022d810682e2cb (torch.version.git_version).
 """
 NEEDS = {'packages': {'torch': '>=2.0'}, 'cuda_devices': 0, 'timeout_s': 60}
-SOLUTIONS = {1: "write_backward", 2: "plain_torch_ops"}
+SOLUTIONS = {1: "write_backward", 2: "plain_torch_ops", 3: "detach_input"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": [], "validationCode": ["fn_cls"]}
 VALID = {"static-backward": "valid_static_backward", "vjp-only": "valid_vjp_only",
@@ -122,6 +130,41 @@ def plain_torch_ops():
     assert x.grad.tolist() == [0.0, 0.0, 1.0, 1.0], x.grad
 
 
+def detach_input():
+    """Solution 3: no gradient should pass through the op (here a mask from the features): apply it to detached input."""
+    import torch
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(4, 4)
+    inputs = torch.randn(8, 4)
+    Clamp = _forward_only_clamp()
+    feats = layer(inputs)
+    gate = Clamp.apply(feats.detach())           # backward never reaches the forward-only Function
+    loss = (feats * gate).sum()
+    loss.backward()
+    # the gradient is the one of feats * constant
+    expected = torch.autograd.grad((layer(inputs) * gate).sum(), layer.weight)[0]
+    assert torch.allclose(layer.weight.grad, expected), (layer.weight.grad, expected)
+    assert layer.weight.grad.abs().sum() > 0
+
+
+def non_static_methods_run():
+    """A Function whose forward and backward lack @staticmethod works through apply on the releases run here."""
+    import torch
+
+    class Double(torch.autograd.Function):
+        def forward(ctx, x):
+            return 2 * x
+
+        def backward(ctx, grad_output):
+            return 2 * grad_output
+
+    x = torch.randn(3, requires_grad=True)
+    Double.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0], x.grad
+    assert record.check("validationCode", {"fn_cls": Double})
+
+
 def misspelled_backward_is_flagged():
     """The misspelled case the prose mentions: autograd raises the same error, and the guard flags the class."""
     import torch
@@ -162,6 +205,7 @@ def guard():
     names = record.run("exampleFix", {}, section="after")
     assert record.check("validationCode", {"fn_cls": names["Clamp"]})
     misspelled_backward_is_flagged()
+    non_static_methods_run()
 
 
 def _prove(fn_cls, *inputs):

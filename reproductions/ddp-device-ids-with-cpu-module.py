@@ -10,8 +10,9 @@ exampleFix and validationCode run from its own text."""
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "no_device_ids", 2: "derived_device_ids"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
-CODE_NAMES = {"exampleFix": ["torch", "DDP", "model", "local_rank"], "validationCode": ["model", "device_ids"]}
-VALID = {"cpu-module-without-device-ids": "valid_cpu_without_ids", "module-on-one-gpu": "valid_one_gpu"}
+CODE_NAMES = {"exampleFix": ["torch", "DDP", "model", "local_rank"], "validationCode": ["model", "device_ids", "output_device"]}
+VALID = {"cpu-module-without-device-ids": "valid_cpu_without_ids", "module-on-one-gpu": "valid_one_gpu",
+         "output-device-zero-alone": "valid_output_device_zero"}
 WORDINGS = [
     {"text": "DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-"
              "device GPU modules or CPU modules, but got device_ids [0], output_device None, and module parameters "
@@ -120,19 +121,28 @@ def example_fix():
 
 
 def guard():
-    """validationCode flags device_ids=[0] with the CPU model and passes device_ids=None."""
+    """validationCode flags device_ids=[0] with the CPU model, and output_device alone (which DDP refuses for any
+    module when device_ids is unset: it raises the same ValueError), and passes device_ids=None."""
     model = _model()
-    assert not record.check("validationCode", {"model": model, "device_ids": [0]})
-    assert record.check("validationCode", {"model": model, "device_ids": None})
+    assert not record.check("validationCode", {"model": model, "device_ids": [0], "output_device": None})
+    with _group():
+        try:
+            DDP(_model(), output_device=1)
+        except ValueError as exc:
+            assert "device_ids and output_device arguments only work" in str(exc), exc
+        else:
+            raise AssertionError("DDP accepted output_device=1 alone")
+    assert not record.check("validationCode", {"model": model, "device_ids": None, "output_device": 1})
+    assert record.check("validationCode", {"model": model, "device_ids": None, "output_device": None})
 
 
-def _wraps(model, device_ids):
+def _wraps(model, device_ids, output_device=None):
     """The situation is valid: DDP accepts it (the check runs in its constructor); on the CPU a training step runs."""
     with _group():
-        ddp = DDP(model, device_ids=device_ids)
+        ddp = DDP(model, device_ids=device_ids, output_device=output_device)
         if not device_ids:
             _step(ddp)
-    return {"model": model, "device_ids": device_ids}
+    return {"model": model, "device_ids": device_ids, "output_device": output_device}
 
 
 def valid_cpu_without_ids():
@@ -145,3 +155,8 @@ def valid_one_gpu():
     if torch.cuda.is_available():
         return _wraps(_model().to("cuda:0"), [0])
     return _wraps(_model(), _device_ids_for(_model()))
+
+
+def valid_output_device_zero():
+    """output_device=0 (rank 0's local_rank) without device_ids on a CPU module: DDP tests its truthiness and accepts it."""
+    return _wraps(_model(), None, 0)

@@ -7,7 +7,13 @@ logits to the masks' size (bilinear) before the loss; solution 2 downsamples the
 sampling, which keeps class ids and the ignore value 255 (bilinear sampling would invent values between ids, shown).
 The record's exampleFix (solution 1) and validationCode run from its text; the guard passes the target layouts
 cross_entropy accepts (index masks with 255 ignored, class-probability targets, 1-D sequences, 3-D volumes, plain
-(N, C) batches, a single unbatched sample) and generated shapes, each proven by calling F.cross_entropy.
+(N, C) batches, a single unbatched sample with a scalar or, where the release accepts it, a 1-element target) and
+generated shapes, each proven by calling F.cross_entropy.
+
+Cold review (review2): the guard used to flag 1-D logits with a 1-element 1-D target, which torch 2.13.0 accepts
+(F.cross_entropy(torch.randn(10), torch.tensor([3])) returns a loss; torch 2.5.1 refuses it with "size mismatch (got
+input: [10], target: [1])"): the guard now allows () and (1,) for one unbatched sample, and valid_unbatched_one_element
+proves the 1-element target where the running release accepts it (the scalar target otherwise).
 
 Results: errkb reproduce loss-input-and-target-size-differ (torch 2.13.0+cpu) --with torch==2.5.1 --with
 torch==2.15.0. The excerpt is the stored upstream copy of LossNLL2d.cpp at 0aafd810d15f, where the TORCH_CHECK is at
@@ -24,7 +30,8 @@ CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["logits", "masks", "F"], "validationCode": ["logits", "target"]}
 VALID = {"masks-with-ignore-255": "valid_ignore_255", "class-probabilities": "valid_probabilities",
          "sequence-1d": "valid_sequence", "volume-3d": "valid_volume", "plain-batch": "valid_plain_batch",
-         "unbatched-sample": "valid_unbatched", "generated-shapes": "valid_generated"}
+         "unbatched-sample": "valid_unbatched", "unbatched-one-element-target": "valid_unbatched_one_element",
+         "generated-shapes": "valid_generated"}
 WORDINGS = [
     {'text': 'size mismatch (got input: [2, 3, 4, 4] , target: [2, 8, 8]', 'source': 'torch==2.13.0', 'match': 'pattern'},
     {'text': 'size mismatch (got input: [2, 3, 4, 4] , target: [2, 8, 8]', 'source': 'torch==2.5.1', 'match': 'pattern'},
@@ -112,6 +119,7 @@ def guard():
     assert not record.check("validationCode", {"logits": torch.randn(2, 3, 4, 4), "target": torch.randint(0, 3, (2, 8, 8))})
     assert not record.check("validationCode", {"logits": torch.randn(10), "target": torch.randint(0, 10, (256,))})
     assert record.check("validationCode", {"logits": torch.randn(2, 3, 8, 8), "target": torch.randint(0, 3, (2, 8, 8))})
+    assert not record.check("validationCode", {"logits": torch.randn(10), "target": torch.randint(0, 10, (2,))})
 
 
 def _accepted(logits, target, **kw):
@@ -160,6 +168,16 @@ def valid_unbatched():
     import torch
 
     return _accepted(torch.randn(10), torch.tensor(3))
+
+
+def valid_unbatched_one_element():
+    import torch
+
+    try:
+        return _accepted(torch.randn(10), torch.tensor([3]))
+    except RuntimeError as exc:  # a release that refuses a 1-element target for 1-D logits
+        assert "size mismatch" in str(exc), exc
+        return _accepted(torch.randn(10), torch.tensor(3))
 
 
 def valid_generated():

@@ -32,6 +32,9 @@ WORDINGS = [
     {'text': "Unsupported global: GLOBAL utils.HParams was not an allowed global by default",
      'source': '0Xiaohei0/LocalAIVtuber#51', 'match': 'none',
      'why': "the weights_only=True refusal, covered by torch-load-weights-only-failed"},
+    {'text': "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` to "
+             "`True`", 'source': 'dchatel/comfyui_facetools#32', 'match': 'none',
+     'why': "part of the weights_only=True refusal, covered by torch-load-weights-only-failed; cited for the 2.6 boundary"},
     {'text': "Can't get attribute 'ImageDataset' on <module '__main__' (built-in)>", 'source': 'Optimization-AI/LibAUC#60',
      'match': 'pattern'},
     {'text': "Can't get attribute 'ChatDataset' on <module '__mp_main__' from 'c:\\\\Users\\\\hp\\\\Desktop\\\\Pytorch\\\\train.py'>",

@@ -17,7 +17,8 @@ is checked against the trigger's device and the valid CPU choices.
 NEEDS = {"packages": {"torch": ">=1.13"}, "torch_build": "cpu", "timeout_s": 60}
 SOLUTIONS = {1: "device_from_availability", 2: "diagnose_cpu_build"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
-VALID = {"cpu-string": "valid_cpu_string", "cpu-device-object": "valid_cpu_device", "meta-device": "valid_meta_device"}
+VALID = {"cpu-string": "valid_cpu_string", "cpu-device-object": "valid_cpu_device", "meta-device": "valid_meta_device",
+         "default-device-none": "valid_default_device"}
 CODE_NAMES = {"exampleFix": ["torch", "model", "x"], "validationCode": ["torch", "device"]}
 KEEP = ["model"]
 WORDINGS = [
@@ -114,3 +115,10 @@ def valid_cpu_device():
 def valid_meta_device():
     """A device that is not CUDA at all (used for shape checks and model surgery) is none of the guard's business."""
     return {"torch": torch, "device": "meta"}
+
+
+def valid_default_device():
+    """device=None, the default of torch's factories and of Module.to/Tensor.to: the default device, never CUDA here."""
+    model = torch.nn.Linear(2, 2)
+    assert model.to(None) is model and torch.zeros(1, device=None).device.type == "cpu"
+    return {"torch": torch, "device": None}

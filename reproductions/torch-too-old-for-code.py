@@ -45,6 +45,11 @@ WORDINGS = [
              "AttributeError: module 'torch.distributed' has no attribute 'init_process_group'",
      'source': 'facebookresearch/detr#43', 'match': 'none',
      'why': "a build without distributed support (Windows, torch 1.5.0), not the age of the code"},
+    {'text': "module 'torch.distributed' has no attribute 'device_mesh'", 'source': 'QwenLM/Qwen2.5-Omni#87',
+     'match': 'none', 'why': "an old release this time (answered with torch==2.6.0), but the message is the same as a "
+     "build without distributed support gives, so the module torch.distributed stays out of the pattern"},
+    {'text': "module 'torch.distributed.tensor' has no attribute 'zeros'", 'source': 'facebookresearch/optimizers#48',
+     'match': 'pattern'},
 ]
 PROVENANCE = {'checked': 'installed', 'dist': 'torch', 'version': '2.13.0+cpu'}
 

@@ -95,8 +95,9 @@ def _tidy(pattern: str) -> str:
 
 
 def skeleton(text: str) -> str:
-    """The message with every variable part replaced by its kind: two wordings of one error share it."""
-    return TOKEN.sub(lambda found: f"<{found.lastgroup}>", head(text))
+    """The message's first line with every variable part replaced by its kind: two wordings of one error share it.
+    Not cut to head(): a long path would cut one wording and not the other."""
+    return TOKEN.sub(lambda found: f"<{found.lastgroup}>", text.strip().split("\n", 1)[0].strip())
 
 
 def corpus(extra: list[str] = ()) -> list[str]:
