@@ -6,7 +6,7 @@ scalars". The demonstrations reduce the loss to one number before converting it,
 .tolist() when the per-sample values are wanted, and build a tensor from a list of tensors with torch.stack
 instead of torch.tensor (which converts each element with the same helper and fails the same way). The record's
 exampleFix and validationCode run from its own text; the guard passes 0-d, one-element 1-d and 2-d, integer and
-boolean tensors, each converted by float() first.
+boolean tensors and a loss that is already a Python float, each converted by float() first.
 """
 NEEDS = {"packages": {"torch": ">=2.5", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
 SOLUTIONS = {1: "reduce_first", 2: "tolist_all_values", 3: "stack_tensor_list"}
@@ -17,6 +17,7 @@ VALID = {
     "one-element-shapes": "valid_one_element_shapes",
     "integer-and-bool": "valid_integer_and_bool",
     "generated-one-element": "valid_generated",
+    "already-a-python-number": "valid_python_number",
 }
 WORDINGS = [
     {"text": "only one element tensors can be converted to Python scalars", "source": "torch==2.13.0",
@@ -91,6 +92,16 @@ def stack_tensor_list():
     stacked = torch.stack(losses)
     assert stacked.shape == (3, 8, 2)
     assert torch.equal(stacked[1], losses[1])
+    # per-sample tensors of different lengths: pad them to one shape first (stack alone refuses them)
+    ragged = [torch.arange(n, dtype=torch.float32) for n in (3, 5, 2)]
+    try:
+        torch.stack(ragged)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("torch.stack on tensors of different lengths was expected to fail")
+    padded = torch.nn.utils.rnn.pad_sequence(ragged, batch_first=True)
+    assert padded.shape == (3, 5) and torch.equal(padded[1], ragged[1]) and float(padded[2, 2:].abs().sum()) == 0.0
 
 
 def example_fix():
@@ -124,6 +135,11 @@ def valid_one_element_shapes():
 def valid_integer_and_bool():
     return [_converts(torch.tensor(3)), _converts(torch.tensor([7], dtype=torch.int32)),
             _converts(torch.tensor(True))]
+
+
+def valid_python_number():
+    """The loss was already converted (loss.mean().item()): a Python float, which float() accepts."""
+    return _converts(_per_sample_loss().mean().item())
 
 
 def valid_generated():
