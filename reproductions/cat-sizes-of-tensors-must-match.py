@@ -4,7 +4,7 @@ torch.cat([skip, upsampled], dim=1) gets a (2, 8, 15, 15) and a (2, 8, 14, 14) t
 the dimension it joins along; its shape check (check_cat_shape_except_dim in aten/src/ATen/native/TensorShape.h)
 raises "Sizes of tensors must match except in dimension 1. Expected size 15 but got size 14 for tensor number 1
 in the list." The demonstrations resize the upsampled map to the skip's size, pad it to that size, and feed an
-input whose size the encoder halves exactly (16x16). The record's exampleFix and validationCode run from its own
+input whose size the encoder halves exactly (16x16); the pad demonstration also crops the skip instead. The record's exampleFix and validationCode run from its own
 text; the guard passes lists cat accepts (sizes that differ only in the joined dimension, negative dim, the legacy
 empty 1-D tensor cat skips, generated shapes).
 """
@@ -33,6 +33,8 @@ WORDINGS = [
     {"text": "RuntimeError: stack expects each tensor to be equal size, but got [5] at entry 0 and [1] at entry 1",
      "source": "rasbt/LLMs-from-scratch#365", "match": "none",
      "why": "torch.stack's own check (DataLoader's default collate): the record collate-stack-expects-equal-size"},
+    {"text": "invalid argument 0: Sizes of tensors must match except in dimension 0. Got 1 and 2 in dimension 1",
+     "source": "pytorch/pytorch#15037", "match": "pattern"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "upstream-copy",
               "commit": "d4c718120da900f5121cb784e91cf52fa0b02359", "offset": 8}
@@ -90,6 +92,13 @@ def pad_to_skip():
     merged = torch.cat([skip, upsampled], dim=1)
     assert merged.shape == (2, 16, 15, 15)
     assert torch.all(merged[:, 8:, -1, :] == 0)  # the padded row
+    _trains(merged, head)
+    # the variant: crop the skip tensor to the upsampled size instead
+    skip, upsampled, head = _features()
+    cropped = skip[:, :, :upsampled.shape[2], :upsampled.shape[3]]
+    merged = torch.cat([cropped, upsampled], dim=1)
+    assert merged.shape == (2, 16, 14, 14)
+    assert torch.equal(merged[:, :8], skip[:, :, :14, :14])
     _trains(merged, head)
 
 
