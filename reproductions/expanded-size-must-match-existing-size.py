@@ -4,7 +4,8 @@ on the dimension of size 64, and the expand's geometry check (inferExpandGeometr
 raises "The expanded size of the tensor (64) must match the existing size (96) at non-singleton dimension 1.
 Target sizes: [96, 64].  Tensor sizes: [96]". The demonstrations keep the reduced dimension (keepdim=True, shape
 (96, 1)), use F.normalize, and show the same error from a slice assignment (an image copied into a fixed-size
-canvas slice), fixed by sizing the slice from the source. The record's exampleFix and validationCode run from its
+canvas slice; copy_ into that slice is shown to raise broadcasting's message instead), fixed by sizing the slice
+from the source. The record's exampleFix and validationCode run from its
 own text; the guard passes shapes expand accepts (keepdim, per-column, scalar, equal, generated).
 """
 NEEDS = {"packages": {"torch": ">=2.5", "hypothesis": ""}, "cuda_devices": 0, "timeout_s": 60}
@@ -29,6 +30,11 @@ WORDINGS = [
     {"text": "RuntimeError: The expanded size of the tensor (1000) must match the existing size (1289) at non-singleton "
              "dimension 1.\nTarget sizes: [1, 1000, 16, 64].  Tensor sizes: [1289, 16, 64]",
      "source": "kyutai-labs/pocket-tts#65", "match": "pattern"},
+    {"text": "RuntimeError: The expanded size of the tensor (3) must match the existing size (864) at non-singleton "
+             "dimension 3", "source": "microsoft/singleshotpose#10", "match": "pattern"},
+    {"text": "RuntimeError: The size of tensor a (130528) must match the size of tensor b (4096) at non-singleton "
+             "dimension 2", "source": "michael-wzhu/PromptCBLUE#11", "match": "none",
+     "why": "broadcasting's own check (arithmetic, copy_): the record broadcast-tensor-size-must-match"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "upstream-copy",
               "commit": "181624244c76e6f99a3f20106310ee73245e5e0b", "offset": 3}
@@ -86,6 +92,13 @@ def slice_from_source_shape():
             in str(error), str(error)
     else:
         raise AssertionError("copying a 28x28 image into a 32x32 slice was expected to fail")
+    try:  # copy_ into the same slice broadcasts instead: another check, another message (another record)
+        canvas[0, :, :32, :32].copy_(images[0])
+    except RuntimeError as error:
+        assert "The size of tensor a (32) must match the size of tensor b (28) at non-singleton dimension 2" \
+            in str(error), str(error)
+    else:
+        raise AssertionError("copy_ of a 28x28 image into a 32x32 slice was expected to fail")
     for i, image in enumerate(images):
         h, w = image.shape[-2:]
         canvas[i, :, :h, :w] = image
