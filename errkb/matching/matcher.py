@@ -366,6 +366,9 @@ class Matcher:
         openings = {pid: opening for pid, *_, opening in rows if opening}
         claimed = _claimed_openings(pasted, {pid: openings[pid] for pid in hits if pid in openings})
         places = _places(pasted.raised)
+        # A pasted message that a record's pattern accepts is that record's: another record's words alone
+        # ("Sizes of tensors must match" beside "The size of tensor a must match") are no evidence for it.
+        explained = {item_id for pid in hits for item_id in hits[pid]}
         context: list[str] = []  # the paste in compact form, made only when a generic record needs it
         out = []
         for pid, slug, message, error_class, literals, opening in rows:
@@ -383,8 +386,9 @@ class Matcher:
                 pattern = pid in hits and (not hits[pid] or (item is not None and id(item) in hits[pid]))
                 opens = bool(opening and item and (pid in hits or opening.lower() not in claimed[id(item)])
                              and any(opens_with(text, opening) for text in item.spellings))
+                taken = item is not None and not pattern and id(item) in explained
                 for record_terms, is_observed in wordings:
-                    covered, present = coverage(query, record_terms, self._weight, named) if query else (0.0, 0.0)
+                    covered, present = coverage(query, record_terms, self._weight, named) if query and not taken else (0.0, 0.0)
                     evidence = Evidence(
                         pattern, same_class(item.cls if item else None, error_class), covered, present,
                         opens and not is_observed, class_known=bool(item and item.cls), situation=situation,
