@@ -1,4 +1,4 @@
-"""An image classifier whose first layer is nn.Conv2d(3, 16, 3) is given a PNG read as an RGBA array: the image has
+"""An image classifier whose first layer is nn.Conv2d(3, 6, 3) is given a PNG read as an RGBA array: the image has
 an alpha channel, so after the usual HWC -> CHW permute and unsqueeze the batch is (1, 4, 32, 32). Conv2d's shape
 check (check_shape_forward in aten/src/ATen/native/Convolution.cpp) compares dimension 1 of the input with
 in_channels (weight.size(1) * groups) and raises "Given groups=1, weight of size [6, 3, 3, 3], expected
@@ -6,8 +6,8 @@ input[1, 4, 32, 32] to have 3 channels, but got 4 channels instead". The demonst
 each on its own variant of the same mistake: drop the alpha channel of the RGBA image; repeat the single channel
 of a grayscale image three times; permute an HWC array that was fed as it is to CHW. Each fixed batch goes through
 the model and one SGD step changes its parameters. The record's exampleFix and validationCode run from its own
-text; the guard is checked against batched and unbatched RGB input, a batch of one, channels_last memory format
-and a grouped convolution. The sourceCode is the TORCH_CHECK as stored copies of Convolution.cpp write it, placed
+text; the guard is checked against batched and unbatched RGB input, a batch of one, channels_last memory format,
+a grouped convolution and a LazyConv2d before its first forward pass (in_channels 0, which the guard skips). The sourceCode is the TORCH_CHECK as stored copies of Convolution.cpp write it, placed
 at the line the torch 2.13.0 build reports (725); no copy at the build's commit was available, so PROVENANCE says
 "unverified".
 """
@@ -22,6 +22,7 @@ VALID = {
     "batch-of-one": "valid_batch_of_one",
     "channels-last-memory-format": "valid_channels_last_memory_format",
     "grouped-conv": "valid_grouped_conv",
+    "lazy-conv2d": "valid_lazy_conv2d",
 }
 WORDINGS = [
     {"text": "Given groups=1, weight of size [6, 3, 3, 3], expected input[1, 4, 32, 32] to have 3 channels, but got 4 "
@@ -32,8 +33,13 @@ WORDINGS = [
              "channels instead", "source": "torch==2.15.0", "match": "pattern"},
     {"text": "RuntimeError: Given groups=1, weight of size 3 3 1 1, expected input[1, 4, 678, 1020] to have 3 channels, "
              "but got 4 channels instead", "source": "sanghyun-son/EDSR-PyTorch#166", "match": "pattern"},
+    {"text": "RuntimeError: Given transposed=1, weight of size [256, 128, 2, 2], expected input[12, 64, 256, 256] to have "
+             "256 channels, but got 64 channels instead", "source": "MrGiovanni/UNetPlusPlus#73", "match": "none",
+     "why": "ConvTranspose's branch of check_shape_forward, another TORCH_CHECK with its own weight layout; the record says so"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
+
+import copy
 
 import errkb_record as record
 import numpy as np
@@ -155,3 +161,15 @@ def valid_channels_last_memory_format():
 
 def valid_grouped_conv():
     return _runs(_model(groups=3), torch.randn(2, 3, 16, 16))
+
+
+def valid_lazy_conv2d():
+    """A LazyConv2d infers in_channels at its first forward pass; before it, in_channels is 0. A copy of the model
+    runs on the input (the situation is valid); the guard gets the model as it is before its first forward pass."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.LazyConv2d(6, 3, padding=1), nn.ReLU())
+    x = torch.randn(2, 3, 16, 16)
+    assert model[0].in_channels == 0
+    _runs(copy.deepcopy(model), x)
+    assert model[0].in_channels == 0
+    return {"torch": torch, "model": model, "x": x}
