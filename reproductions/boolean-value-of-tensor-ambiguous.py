@@ -4,8 +4,9 @@ __bool__ calls is_nonzero (aten/src/ATen/native/prim_native_functions.cpp), whic
 one element and raises "Boolean value of Tensor with more than one value is ambiguous". The same error comes from
 `and` / `or` / `not` between tensors and from chained comparisons such as `0 < x < 1`, which Python evaluates as
 `(0 < x) and (x < 1)`; the second demonstration shows that case. The demonstrations: reduce the comparison to one
-value on purpose (.all(), .any(), or count with .sum().item()); and write elementwise logic with & and | instead of
-Python's `and`, `or` and chained comparisons. The record's exampleFix and validationCode run from its own text; the
+value on purpose (.all(), .any(), or count with .sum().item()); and write elementwise logic with & and | (and ~)
+instead of Python's `and`, `or`, `not` and chained comparisons; the first also shows `assert a == b` on whole tensors
+refused and torch.equal, torch.allclose and torch.testing.assert_close, which the preventionTips name, answering. The record's exampleFix and validationCode run from its own text; the
 guard is checked against a one-element tensor, a 0-dim boolean tensor and a Python bool, which `if` accepts. The
 excerpt is a stored upstream copy of prim_native_functions.cpp at commit 02f1c1a5852be2d335281472fcaf641649841b6d,
 where the TORCH_CHECK is at line 16; the torch 2.13.0 build reports line 17, so the copy's lines are numbered one
@@ -58,6 +59,18 @@ def reduce_explicitly():
     assert isinstance(hits, int) and hits == sum(flags)
     if correct.any():
         assert hits > 0
+    # comparing whole tensors: == in an assert asks for one truth value; torch.equal / allclose / assert_close answer
+    a = torch.tensor([1.0, 2.0, 3.0])
+    b = a.clone()
+    try:
+        assert a == b
+    except RuntimeError as error:
+        assert "Boolean value of Tensor with more than one value is ambiguous" in str(error)
+    else:
+        raise AssertionError("assert a == b on 3-element tensors should have been refused")
+    assert torch.equal(a, b) and not torch.equal(a, b + 1)
+    assert torch.allclose(a, b + 1e-9) and not torch.allclose(a, b + 1)
+    torch.testing.assert_close(a, b)
 
 
 def elementwise_operators():
@@ -72,6 +85,13 @@ def elementwise_operators():
     mask = (0 < x) & (x < 1)
     assert mask.tolist() == [False, True, True, False]
     assert ((x < 0) | (x > 1)).tolist() == [True, False, False, True]
+    try:
+        not (x > 0)
+    except RuntimeError as error:
+        assert "Boolean value of Tensor with more than one value is ambiguous" in str(error)
+    else:
+        raise AssertionError("`not` on a 4-element tensor should have been refused")
+    assert (~(x > 0)).tolist() == [True, False, False, False]
 
 
 def example_fix():
