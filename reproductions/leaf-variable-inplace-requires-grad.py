@@ -4,9 +4,11 @@ in-place changes to a leaf that requires grad, because its gradient is defined w
 check_inplace (torch/csrc/autograd/VariableTypeUtils.h) raises "a leaf Variable that requires grad is being used in
 an in-place operation." The same function raises the sibling wording "a view of a leaf Variable that requires grad
 is being used in an in-place operation." when the in-place change goes through a view (weight[:, 0] -= ...); the
-first demonstration shows it and fixes both. The demonstrations: the update inside torch.no_grad(), over several
+first demonstration shows it and fixes both, and shows that an assignment through full slices (w[:, :] = ...,
+as in PingoLH/FCHarDNet#61) gives the view wording on torch 2.5.1 but the leaf wording on 2.13.0 and 2.15.0. The demonstrations: the update inside torch.no_grad(), over several
 steps, with the weight still the same leaf and the loss going down (and, to show why the out-of-place rewrite
-w = w - lr * w.grad some answers suggest is not a fix, that it turns w into a non-leaf whose .grad stays None);
+w = w - lr * w.grad some answers suggest is not a fix, that it turns w into a non-leaf whose .grad stays None,
+so that the next such update fails with a TypeError);
 and torch.optim.SGD doing the same update, giving the same weights. The record's exampleFix and validationCode run
 from its own text; the guard is checked against frozen parameters and non-leaf activations, which in-place
 operations accept. The excerpt is the header the torch 2.13.0 wheel ships
@@ -33,6 +35,8 @@ WORDINGS = [
      "source": "PingoLH/FCHarDNet#61", "match": "pattern"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
+
+import warnings
 
 import errkb_record as record
 
@@ -78,6 +82,21 @@ def update_under_no_grad():
     def view_update():
         w[:, 0] -= 1.0
     _expect(view_update, "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    # an assignment through full slices (as in PingoLH/FCHarDNet#61) is refused too, with a wording that depends on
+    # the release: the view wording on torch 2.5.1, the leaf wording on 2.13.0 and 2.15.0 (asserted on those three)
+    def full_slice_assignment():
+        w[:, :] = torch.zeros(4, 3)
+    try:
+        full_slice_assignment()
+    except RuntimeError as error:
+        message = str(error)
+    else:
+        raise AssertionError("the full-slice assignment should have been refused")
+    assert "leaf Variable that requires grad is being used in an in-place operation." in message, message
+    release = torch.__version__.split("+")[0]
+    view_wording = {"2.5.1": True, "2.13.0": False, "2.15.0": False}.get(release)
+    if view_wording is not None:
+        assert message.startswith("a view of a leaf") == view_wording, (release, message)
     with torch.no_grad():
         w[:, 0] -= 1.0
         w[:, 0] += 1.0
@@ -97,7 +116,15 @@ def update_under_no_grad():
     v = v - LR * v.grad
     assert not v.is_leaf
     _loss(v).backward()
-    assert v.grad is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reading a non-leaf's .grad warns
+        assert v.grad is None
+        try:
+            v = v - LR * v.grad  # the next out-of-place update has no gradient to use
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("the second out-of-place update should have failed")
 
 
 def use_optimizer():
@@ -136,6 +163,9 @@ def guard():
     assert not record.check("validationCode", {"torch": torch, "params": [w]})
     with torch.no_grad():
         assert record.check("validationCode", {"torch": torch, "params": [w]})
+    # the limit the record states: an update through .data is not refused with grad mode on, the guard still flags w
+    w.data.sub_(LR * w.grad)
+    assert not record.check("validationCode", {"torch": torch, "params": [w]})
 
 
 def valid_frozen_params():
