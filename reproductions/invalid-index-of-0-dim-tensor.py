@@ -116,6 +116,13 @@ def guard():
     loss = _step(model, opt, x, y)
     assert not record.check("validationCode", {"torch": torch, "loss": loss})
     assert record.check("validationCode", {"torch": torch, "loss": loss.reshape(1)})
+    # only index 0 reaches this wording: another integer index on the same 0-dim loss fails with another message
+    try:
+        loss[1]
+    except IndexError as error:
+        assert "0-dim" not in str(error), str(error)
+    else:
+        raise AssertionError("loss[1] on a 0-dim tensor should have been refused")
 
 
 def _indexable(loss):
