@@ -102,6 +102,13 @@ def repeat_grayscale():
     x = gray.expand(-1, 3, -1, -1)
     assert x.shape == (1, 3, 32, 32) and torch.equal(x[:, 0], x[:, 2])
     _train_step(model, x)
+    # expand() copies nothing: the three channels are one memory (stride 0), shared with the grayscale batch;
+    # repeat() makes the copy that later in-place changes need
+    assert x.stride(1) == 0 and x.data_ptr() == gray.data_ptr()
+    copied = gray.repeat(1, 3, 1, 1)
+    assert torch.equal(copied, x) and copied.stride(1) != 0 and copied.data_ptr() != gray.data_ptr()
+    copied[:, 0] += 0.5
+    assert not torch.equal(copied[:, 0], copied[:, 1]) and torch.equal(x[:, 0], x[:, 1])
 
 
 def permute_channels_last():
