@@ -29,7 +29,7 @@ THEMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "shapes-and-dtypes": ("shapes, dtypes and values", (
         "shape", "shape-mismatch", "broadcasting", "dtype", "view", "contiguous", "indexing", "loss", "labels",
         "cross-entropy", "batch-size", "packed-sequence", "padding", "mask", "mixed-precision", "fp16", "bf16",
-        "half", "amp", "linear", "dimensions", "reshape", "nan",
+        "half", "amp", "linear", "dimensions", "reshape", "nan", "masks", "boolean",
     )),
     "devices-and-distributed": ("devices and distributed", (
         "device", "cuda", "gpu", "multi-gpu", "cpu", "mps", "cudnn", "dataparallel", "ddp", "distributed", "fsdp",
