@@ -44,7 +44,12 @@ from torch.utils.data import DataLoader, Dataset
 
 
 class Shards(Dataset):
-    """Eight samples; at index 5 the worker dies by `death` ("sigkill", "segfault") or survives (None)."""
+    """Eight samples; at index 0 the worker dies by `death` ("sigkill", "segfault") or survives (None).
+
+    Index 0 is worker 0's first sample, so that worker dies before it has sent anything. A batch it had already
+    sent travels as file descriptors that the dead worker can no longer hand over: the main process would then
+    raise EOFError (torch/multiprocessing/reductions.py) instead of this error, depending on timing (it did in a
+    loaded test run when the worker died at index 5)."""
 
     def __init__(self, death=None):
         self.death = death
@@ -53,9 +58,9 @@ class Shards(Dataset):
         return 8
 
     def __getitem__(self, i):
-        if i == 5 and self.death == "sigkill":
+        if i == 0 and self.death == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)  # what the out-of-memory killer sends
-        if i == 5 and self.death == "segfault":
+        if i == 0 and self.death == "segfault":
             ctypes.string_at(0)  # a native read of address 0: SIGSEGV, as in a crashing decoder
         return torch.full((2,), float(i))
 
@@ -97,7 +102,7 @@ class Shards(Dataset):
         return 8
 
     def __getitem__(self, i):
-        if i == 5 and sys.argv[1] == "crash":
+        if i == 0 and sys.argv[1] == "crash":
             ctypes.string_at(0)  # the native call that crashes
         return torch.full((2,), float(i))
 
