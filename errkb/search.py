@@ -122,7 +122,8 @@ def plan(conn: sqlite3.Connection, query: str) -> Plan:
     if not text:
         return result
     result.tags = tag_names(conn, text.split())
-    text = _correct_into_synonyms(conn, text, result)
+    closest: dict[str, tuple[str, str] | None] = {}  # each misspelt word is looked up once
+    text = _correct_into_synonyms(conn, text, result, closest)
     groups: list[str] = []
     for phrase, alternatives in SYNONYMS.items():
         if re.search(rf"\b{re.escape(phrase)}\b", text):
@@ -135,11 +136,11 @@ def plan(conn: sqlite3.Connection, query: str) -> Plan:
             continue
         if word in result.tags or "-".join(text.split()) in result.tags:
             continue  # the tag finds its records
-        replacement = closest_word(conn, word) if len(word) >= 4 and not word.isdigit() else None
+        replacement = _correction(conn, word, closest)
         if replacement:
             stem, shown = replacement
             groups.append(_quoted(stem))  # a stem of the index: exact (a prefix query costs twice as much)
-            result.notes.append(f"no record has “{word}”: searched “{shown}” instead")
+            result.notes.append(_searched_instead(word, shown))
         else:
             result.notes.append(f"no record has “{word}”")
             groups.append(_quoted(word))  # keeps the search honest: an unknown word finds nothing
@@ -150,18 +151,29 @@ def plan(conn: sqlite3.Connection, query: str) -> Plan:
 SYNONYM_WORDS = {word for phrase in SYNONYMS for word in phrase.split()}
 
 
-def _correct_into_synonyms(conn: sqlite3.Connection, text: str, result: Plan) -> str:
+def _correct_into_synonyms(conn: sqlite3.Connection, text: str, result: Plan, closest: dict) -> str:
     """Correct the misspelt words whose correction is a synonym's word ("devise mismatch" -> "device mismatch"), so
     the synonym applies; the other misspelt words are corrected later, one by one."""
     words = text.split()
     for index, word in enumerate(words):
-        if word in SYNONYM_WORDS or word in result.tags or len(word) < 4 or word.isdigit() or _known(conn, word):
+        if word in SYNONYM_WORDS or word in result.tags or _known(conn, word):
             continue
-        replacement = closest_word(conn, word)
+        replacement = _correction(conn, word, closest)
         if replacement and replacement[1] in SYNONYM_WORDS:
             words[index] = replacement[1]
-            result.notes.append(f"no record has “{word}”: searched “{replacement[1]}” instead")
+            result.notes.append(_searched_instead(word, replacement[1]))
     return " ".join(words)
+
+
+def _correction(conn: sqlite3.Connection, word: str, closest: dict) -> tuple[str, str] | None:
+    """closest_word for a misspelt word of 4 or more letters, not a number; read once per query (`closest`)."""
+    if word not in closest:
+        closest[word] = closest_word(conn, word) if len(word) >= 4 and not word.isdigit() else None
+    return closest[word]
+
+
+def _searched_instead(word: str, shown: str) -> str:
+    return f"no record has “{word}”: searched “{shown}” instead"
 
 
 @dataclass

@@ -220,8 +220,8 @@ def _literal_runs(parsed, runs: list[str], current: list[str]) -> None:
             for branch in av[1]:
                 _literal_runs(branch, runs, current)
                 flush()
-        elif op is sre_constants.IN and _one_letter(av) is not None:
-            current.append(_one_letter(av))
+        elif op is sre_constants.IN and (letter := _one_letter(av)) is not None:
+            current.append(letter)
         else:
             flush()
     flush()
@@ -243,8 +243,8 @@ def _flatten(parsed, items: list) -> None:
             if low >= 1:
                 _flatten(body, items)
                 items.append(_BREAK)
-        elif op is sre_constants.IN and _one_letter(av) is not None:
-            items.append(_one_letter(av))
+        elif op is sre_constants.IN and (letter := _one_letter(av)) is not None:
+            items.append(letter)
         elif op is sre_constants.AT:
             if av in (sre_constants.AT_NON_BOUNDARY,):
                 items.append(_BREAK)
