@@ -35,7 +35,7 @@ from ..patterns import PatternError, compile_pattern
 from . import index
 from .patternset import PatternSet
 from .score import THRESHOLD, Evidence, compact, coverage, idf, opens_with, same_class, situation_terms
-from .tokens import WORD, stem, terms, words
+from .tokens import QUOTED_VALUE, WORD, stem, terms, words
 
 WORD_CANDIDATES = 24  # FTS5 rows kept per pasted message (12 lost same-error records once the catalog passed 80)
 QUERY_WORDS = 8  # rarest words of a pasted message sent to FTS5
@@ -355,15 +355,15 @@ class Matcher:
         for start in range(0, len(id_list), 500):
             chunk = id_list[start:start + 500]
             rows += self.conn.execute(
-                "SELECT id, slug, message, error_class, literals, opening FROM match_patterns"
+                "SELECT id, slug, message, error_class, literals, opening, pattern FROM match_patterns"
                 f" WHERE id IN ({', '.join('?' * len(chunk))})",
                 chunk,
             ).fetchall()
         queries = [(item, terms(item.message)) for item in pasted.raised]
         observed = observed or {}
-        self._prefetch(term for _, _, message, _, _, _ in rows for term, _ in terms(message))
+        self._prefetch(term for _, _, message, *_ in rows for term, _ in terms(message))
         self._prefetch(term for messages in observed.values() for message in messages for term, _ in terms(message))
-        openings = {pid: opening for pid, *_, opening in rows if opening}
+        openings = {pid: opening for pid, *_, opening, _ in rows if opening}
         claimed = _claimed_openings(pasted, {pid: openings[pid] for pid in hits if pid in openings})
         places = _places(pasted.raised)
         # A pasted message that a record's pattern accepts is that record's: another record's words alone
@@ -371,7 +371,7 @@ class Matcher:
         explained = {item_id for pid in hits for item_id in hits[pid]}
         context: list[str] = []  # the paste in compact form, made only when a generic record needs it
         out = []
-        for pid, slug, message, error_class, literals, opening in rows:
+        for pid, slug, message, error_class, literals, opening, regex_text in rows:
             wording = None if literals is None else set(literals.split())
             own = [(term, wording is None or term in wording) for term, _ in terms(message)]
             named = frozenset(term for term, quoted in terms(message) if quoted and wording is not None and term in wording)
@@ -386,7 +386,8 @@ class Matcher:
                 pattern = pid in hits and (not hits[pid] or (item is not None and id(item) in hits[pid]))
                 opens = bool(opening and item and (pid in hits or opening.lower() not in claimed[id(item)])
                              and any(opens_with(text, opening) for text in item.spellings))
-                taken = item is not None and not pattern and id(item) in explained
+                taken = item is not None and not pattern and (
+                    id(item) in explained or _refused_for_values(regex_text, message, item))
                 for record_terms, is_observed in wordings:
                     covered, present = coverage(query, record_terms, self._weight, named) if query and not taken else (0.0, 0.0)
                     evidence = Evidence(
@@ -463,6 +464,35 @@ def _places(raised: list[paste_module.Raised]) -> dict[int, str]:
         else:
             places[id(item)] = MESSAGE
     return places
+
+
+def _refused_for_values(pattern: str, message: str, item: paste_module.Raised) -> bool:
+    """Whether the record's pattern turns the pasted message away only for its quoted values.
+
+    Put the record's own quoted values in place of the pasted ones (same count, in order): if the pattern then
+    matches, the wording is the record's and the values are what the pattern refused. A pattern that spells
+    out which values are its error ("Can't get attribute 'X' on <module 'M'" for a user's module M, not
+    torch._utils) has said the message is not this record's; its words must not bring it back.
+    """
+    ours = [found.group(2) for found in QUOTED_VALUE.finditer(message)]
+    if not ours:
+        return False
+    try:
+        regex = compile_pattern(pattern)
+    except PatternError:
+        return False
+    for text in item.spellings:
+        theirs = list(QUOTED_VALUE.finditer(text))
+        if len(theirs) != len(ours):
+            continue
+        swapped, end = [], 0
+        for found, value in zip(theirs, ours):
+            swapped += [text[end:found.start(2)], value]
+            end = found.end(2)
+        swapped.append(text[end:])
+        if regex.search("".join(swapped)):
+            return True
+    return False
 
 
 def _observed_terms(message: str, wording: set[str] | None) -> list[tuple[str, bool]]:

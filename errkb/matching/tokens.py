@@ -17,7 +17,7 @@ import re._constants as sre_constants  # Python's own regex parser, used only to
 import re._parser as sre_parser
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
-_QUOTED = re.compile(r"""(?<![A-Za-z0-9])(['"])([^'"\n]{1,200}?)\1(?![A-Za-z0-9])""")
+QUOTED_VALUE = re.compile(r"""(?<![A-Za-z0-9])(['"])([^'"\n]{1,200}?)\1(?![A-Za-z0-9])""")  # group 2: the value
 _NUMBER = re.compile(r"\d+|0x[0-9a-f]+|\d+(?:x\d+)+|\d+(?:e\d+)?")
 
 STOP_WORDS = frozenset(
@@ -42,7 +42,7 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[tuple[str, bool]]:
     """(term, quoted) for each content word of a message, in order."""
-    quoted_spans = [m.span(2) for m in _QUOTED.finditer(text)]
+    quoted_spans = [m.span(2) for m in QUOTED_VALUE.finditer(text)]
     out = []
     for match in WORD.finditer(text):
         word = match.group().lower()
