@@ -5,12 +5,14 @@ zip signature at the start, opens the file with PyTorchFileReader, and miniz can
 PyTorchStreamReader::valid (caffe2/serialize/inline_container.cc, the line the build reports with
 TORCH_SHOW_CPP_STACKTRACES=1). The demonstrations: the complete file fetched again after a checksum shows the copy
 differs from the source, and checkpoints written atomically (a temporary file renamed into place) so that an
-interrupted save leaves the previous checkpoint intact. The record's exampleFix and validationCode run from its own
+interrupted save leaves the previous checkpoint intact; and, for the second wording ('Expected hasRecord("version")
+to be true'), a whole zip archive around the checkpoint, which torch.load refuses until the checkpoint inside is
+extracted. The record's exampleFix and validationCode run from its own
 text. CPU only.
 """
 
 NEEDS = {"packages": {"torch": ">=1.13"}, "cuda_devices": 0, "timeout_s": 60}
-SOLUTIONS = {1: "fetch_complete_copy", 2: "atomic_save"}
+SOLUTIONS = {1: "fetch_complete_copy", 2: "atomic_save", 3: "unpack_wrapper_archive"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 VALID = {
     "complete-checkpoint": "valid_complete_checkpoint",
@@ -27,12 +29,16 @@ WORDINGS = [
      "source": "thisserand/tortoise_local#2", "match": "matcher"},
     {"text": "[enforce fail at inline_container.cc:145] . PytorchStreamReader failed reading zip archive: failed "
              "finding central directory", "source": "NVIDIA/pix2pixHD#243", "match": "pattern"},
+    {"text": 'Expected hasRecord("version") to be true, but got false.', "source": "Victorwz/LongMem#15",
+     "match": "pattern"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
 import hashlib
 import io
 import os
+import traceback
+import zipfile
 from pathlib import Path
 
 import errkb_record as record
@@ -103,6 +109,28 @@ def atomic_save():
         raise AssertionError("the interrupted file should not load")
     except RuntimeError as exc:  # what a direct, non-atomic save would have left as the checkpoint
         assert "failed finding central directory" in str(exc)
+
+
+def unpack_wrapper_archive():
+    """Solution 3: a zip archive holding the checkpoint (a downloaded folder) is refused by torch.load with the
+    second wording, raised inside torch; extracting the checkpoint it holds and loading that gives the weights."""
+    Path("model.pt").write_bytes(_checkpoint_bytes(_model()))
+    with zipfile.ZipFile("download.pt", "w") as archive:
+        archive.write("model.pt", "weights/model.pt")
+    os.remove("model.pt")
+    try:
+        torch.load("download.pt")
+        raise AssertionError("a zip archive around the checkpoint should not load")
+    except RuntimeError as exc:
+        assert 'Expected hasRecord("version") to be true, but got false' in str(exc), str(exc)
+        assert traceback.extract_tb(exc.__traceback__)[-1].filename.endswith("serialization.py")  # raised in torch
+    with zipfile.ZipFile("download.pt") as archive:
+        inner = [name for name in archive.namelist() if name.endswith(".pt")]
+        assert inner == ["weights/model.pt"], archive.namelist()
+        archive.extract(inner[0], "unpacked")
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    model.load_state_dict(torch.load(Path("unpacked") / inner[0]))
+    _same_weights(model, _model())
 
 
 def example_fix():
