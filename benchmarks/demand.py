@@ -42,6 +42,7 @@ from errkb.catalog import build  # noqa: E402
 from errkb.matching.api import match  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "demand"
+ALIASES = DATA / "aliases.json"  # family -> the record of another slug that describes the same error (see the file)
 SPLITS = {"tune": "tune.jsonl", "held-out": "held-out.jsonl"}
 SEED = 20  # the issue's number; see split()
 FIELDS = {"citation", "query", "family", "raised_by", "error"}
@@ -119,14 +120,25 @@ def answer(text: str, root: Path):
     return found[0].slug if found else None
 
 
-def evaluate(entries: list[dict], root: Path) -> dict:
-    """Coverage, precision, per-family shares and the families without a record, for `entries` on catalog `root`."""
+def aliases(path: Path = ALIASES) -> dict[str, str]:
+    """family -> record slug, for families named before their record took another slug."""
+    if not path.exists():
+        return {}
+    return {family: entry["record"] for family, entry in json.loads(path.read_text(encoding="utf-8")).items()
+            if not family.startswith("_")}
+
+
+def evaluate(entries: list[dict], root: Path, renamed: dict[str, str] | None = None) -> dict:
+    """Coverage, precision, per-family shares and the families without a record, for `entries` on catalog `root`.
+    A family is counted under the record `renamed` (default: aliases.json) gives it, else under its own name."""
     slugs = {path.stem for path in (root / "records").glob("*.json")}
+    renamed = aliases() if renamed is None else renamed
     rows = []
     for entry in entries:
         got = answer(entry["error"], root)
-        rows.append({"citation": entry["citation"], "family": entry["family"], "answer": got,
-                     "right": got is not None and got == entry["family"]})
+        family = renamed.get(entry["family"], entry["family"])
+        rows.append({"citation": entry["citation"], "family": family, "answer": got,
+                     "right": got is not None and got == family})
     answered = [row for row in rows if row["answer"] is not None]
     right = [row for row in rows if row["right"]]
     covered: dict[str, dict] = {}

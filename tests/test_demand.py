@@ -92,6 +92,27 @@ def test_figures_count_a_planted_paste_of_a_record_family(small_catalog):
     assert [row["citation"] for row in result["missed"]] == ["a/two#2"]
 
 
+def test_an_aliased_family_counts_its_record_and_only_that_record(small_catalog):
+    message = json.loads((REPO / "records" / f"{RECORD}.json").read_text())["record"]["errorMessage"]
+    paste = f"RuntimeError: {message}\n"
+    rows = [entry("a/one#1", "old-name-of-the-family", paste), entry("a/two#2", "another-family", paste)]
+    result = demand.evaluate(rows, small_catalog, renamed={"old-name-of-the-family": RECORD})
+    assert [row["right"] for row in result["wrong_answers"] + result["missed"]] == [False]
+    assert (result["right"], result["answered"]) == (1, 2)
+    assert result["families_with_record"] == {RECORD: {"pastes": 1, "right": 1}}
+    assert result["families_without_record"] == {"another-family": 1}
+    unaliased = demand.evaluate(rows, small_catalog, renamed={})
+    assert unaliased["right"] == 0
+
+
+def test_the_alias_file_names_real_records_and_says_why():
+    data = json.loads(demand.ALIASES.read_text())
+    slugs = {path.stem for path in (REPO / "records").glob("*.json")}
+    for family, alias in ((f, a) for f, a in data.items() if not f.startswith("_")):
+        assert alias["record"] in slugs and alias["why"].strip() and family != alias["record"], family
+        assert family not in slugs, f"{family} is a record's own slug: no alias needed"
+
+
 def test_script_reads_a_split_and_prints_the_figures(tmp_path, capsys):
     message = json.loads((REPO / "records" / f"{RECORD}.json").read_text())["record"]["errorMessage"]
     write(tmp_path / "tune.jsonl", [entry("a/one#1", RECORD, f"RuntimeError: {message}\n"),
