@@ -13,6 +13,7 @@ VALID = {
     "named-devices": "valid_named_devices",
     "device-objects": "valid_device_objects",
     "indexed-cuda": "valid_indexed_cuda",
+    "default-none": "valid_default_none",
 }
 WORDINGS = [
     {"text": "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
@@ -23,7 +24,7 @@ WORDINGS = [
     {"text": "Expected one of cpu, cuda, mkldnn, opengl, opencl, ideep, hip, msnpu device type at start of device "
              "string: train", "source": "PytorchConnectomics/pytorch_connectomics#40", "match": "pattern"},
     {"text": "Expected one of cpu, cuda, xpu, mkldnn, opengl, opencl, ideep, hip, ve, ort, mlc, xla, lazy, vulkan, "
-             "meta, hpu device type at start of device string: mps", "source": "rasbt/machine-learning-notes#4",
+             "meta, hpu device type at start of device string: mps", "source": "BayraktarLab/cell2location#269",
      "match": "pattern"},
     {"text": "Invalid device string: '0'", "source": "AshwinRJ/Federated-Learning-PyTorch#28",
      "match": "none", "why": "raised by another check of Device.cpp (the string does not start with a letter); "
@@ -122,6 +123,14 @@ def valid_named_devices():
 def valid_device_objects():
     devices = [torch.device("cpu"), torch.device("cuda", 1), torch.device("meta")]
     return [{"device": device} for device in devices]
+
+
+def valid_default_none():
+    """device=None, a configuration's 'use the default': Module.to and factory functions accept it."""
+    model = _model()
+    assert model.to(None) is model
+    assert torch.zeros(2, device=None).device == torch.device("cpu")
+    return {"device": None}
 
 
 def valid_indexed_cuda():
