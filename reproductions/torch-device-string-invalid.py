@@ -19,6 +19,7 @@ WORDINGS = [
     {"text": "Invalid device string: 'cuda:None'", "source": "torch==2.13.0", "match": "pattern"},
     {"text": "Invalid device string: '0'", "source": "AshwinRJ/Federated-Learning-PyTorch#28", "match": "pattern"},
     {"text": "Invalid device string: 'cuda:cuda:0'", "source": "samsledje/ConPLex#34", "match": "pattern"},
+    {"text": "Device string must not be empty", "source": "TorchStudio/torchstudio#8", "match": "pattern"},
     {"text": "Expected one of cpu, cuda, mkldnn, opengl, opencl, ideep, hip, msnpu device type at start of device "
              "string: 0", "source": "AntheaLi/3DPartAssembly#8", "match": "none",
      "why": "an older release's other check (record torch-device-string-unknown-type matches it)"},
@@ -52,7 +53,7 @@ def trigger():
 
 
 def _device_for(local_rank):
-    if local_rank is None:
+    if local_rank is None or int(local_rank) < 0:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device("cuda", int(local_rank))
 
@@ -65,6 +66,12 @@ def checked_rank():
     os.environ["LOCAL_RANK"] = "1"
     inside = _device_for(os.environ.get("LOCAL_RANK"))
     assert inside == torch.device("cuda", 1)
+    try:
+        torch.device(f"cuda:{-1}")  # the -1 default of --local_rank, formatted the same way
+        raise AssertionError("'cuda:-1' should be refused")
+    except RuntimeError as exc:
+        assert "Invalid device string" in str(exc), exc
+    assert _device_for(-1) == outside  # a negative rank is treated like None
     assert torch.device("cuda", None) == torch.device("cuda")  # why the None check has to be the script's own
     return _here(outside) + "; " + _here(inside)
 
@@ -90,19 +97,26 @@ def prefix_only_bare_index():
 def example_fix():
     """The exampleFix's '# after' part with the rank unset (None); with a GPU present also with the rank torchrun
     sets (a string), which moves the batch to cuda:0. On a CPU machine that second case cannot move anything."""
-    ranks = [None] + (["0"] if torch.cuda.is_available() else [])
+    ranks = [None, -1] + (["0"] if torch.cuda.is_available() else [])
     for local_rank in ranks:
         batch = torch.randn(2, 3)
         names = record.run("exampleFix", {"batch": batch, "local_rank": local_rank}, section="after")
         assert names["batch"].shape == (2, 3)
         assert names["batch"].device.type == names["device"].type
         assert torch.equal(names["batch"].cpu(), batch.cpu())
-    return "cpu: rank None only" if len(ranks) == 1 else "cuda: rank None and rank '0'"
+    return "cpu: rank None and -1 only" if len(ranks) == 2 else "cuda: rank None, -1 and rank '0'"
 
 
 def guard():
-    """validationCode flags 'cuda:None' and passes 'cuda:0'."""
+    """validationCode flags 'cuda:None', 'cuda:-1' and an empty setting, and passes 'cuda:0'."""
     assert not record.check("validationCode", {"device": "cuda:None"})
+    assert not record.check("validationCode", {"device": "cuda:-1"})
+    try:
+        torch.device("")
+        raise AssertionError("an empty device string should be refused")
+    except RuntimeError as exc:
+        assert "Device string must not be empty" in str(exc), exc
+    assert not record.check("validationCode", {"device": ""})
     assert record.check("validationCode", {"device": "cuda:0"})
 
 
@@ -114,7 +128,14 @@ def valid_device_strings():
 
 
 def valid_device_objects():
+    """Device objects, None (the default device: Tensor.to(None) keeps the tensor where it is) and, where a GPU is
+    present, a bare int index (Tensor.to(0)); on a CPU machine torch itself refuses the int, so it is not offered."""
     devices = [torch.device("cpu"), torch.device("cuda", 2), torch.device("meta")]
+    assert torch.randn(2).to(None).device.type == "cpu"
+    devices.append(None)
+    if torch.cuda.is_available():
+        assert torch.randn(2).to(0).device == torch.device("cuda", 0)
+        devices.append(0)
     return [{"device": device} for device in devices]
 
 
