@@ -1,9 +1,10 @@
 """A script collects model outputs batch by batch and joins them with torch.cat, but the DataLoader yields no batch
-(here its dataset is empty, as when a file glob matched nothing), so the list is still [] and torch.cat raises
+(here its dataset is empty, as when a file glob matched nothing; drop_last=True on fewer samples than a batch does
+the same), so the list is still [] and torch.cat raises
 "torch.cat(): expected a non-empty list of Tensors" from the cat meta function in ATen. The class is ValueError on
 torch 2.9.1, 2.13.0 and 2.15.0; older releases raised RuntimeError with the same words (the pastes cite it). The
-demonstrations: checking that the data source is not empty stops the script before the loop with an error that names
-the cause, and with a non-empty dataset the joined outputs have one row per sample and equal the model applied to the
+demonstrations: checking that the loader has batches (len(loader), which also catches drop_last) stops the script
+before the loop with an error that names the cause, and with a non-empty dataset the joined outputs have one row per sample and equal the model applied to the
 whole dataset (solution 1); where an empty result is legitimate, returning an explicitly shaped empty tensor
 (torch.empty(0, n_features)) gives a (0, 4) tensor that later concatenation and reductions accept, and the same code
 still joins non-empty lists (solution 2). The exampleFix runs from the record's text on the trigger's empty list and
@@ -34,14 +35,14 @@ PROVENANCE = {'checked': 'native-build', 'dist': 'torch', 'version': '2.13.0+cpu
 import errkb_record as record
 
 
-def _setup(n_samples):
+def _setup(n_samples, drop_last=False):
     import torch
     from torch.utils.data import DataLoader, TensorDataset
 
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 4)
     data = torch.randn(n_samples, 8)
-    return model, data, DataLoader(TensorDataset(data), batch_size=4)
+    return model, data, DataLoader(TensorDataset(data), batch_size=4, drop_last=drop_last)
 
 
 def _collect(model, loader):
@@ -69,22 +70,27 @@ def trigger():
 
 
 def check_source_not_empty():
-    """Solution 1: check the dataset before the loop; the empty one is stopped with an error naming the cause, a
-    non-empty one gives one output row per sample, equal to the model applied to all samples at once."""
+    """Solution 1: check the loader's number of batches before the loop; an empty dataset, and a non-empty one smaller
+    than a batch with drop_last=True (which a len(loader.dataset) check lets through), are stopped with an error naming
+    the cause; a non-empty one gives one output row per sample, equal to the model applied to all samples at once."""
     import torch
 
     def embed(model, loader):
-        if len(loader.dataset) == 0:
-            raise ValueError("the dataset is empty: check the data path or the filter that built it")
+        if len(loader) == 0:
+            raise ValueError(f"the loader yields no batch ({len(loader.dataset)} samples, batch_size "
+                             f"{loader.batch_size}, drop_last={loader.drop_last}): check the data path or the filter")
         return torch.cat(_collect(model, loader))
 
-    model, _, empty_loader = _setup(0)
-    try:
-        embed(model, empty_loader)
-    except ValueError as exc:
-        assert "the dataset is empty" in str(exc), exc
-    else:
-        raise AssertionError("the empty dataset went through")
+    for n_samples, drop_last in ((0, False), (3, True)):
+        model, _, loader = _setup(n_samples, drop_last=drop_last)
+        try:
+            embed(model, loader)
+        except ValueError as exc:
+            assert "the loader yields no batch" in str(exc), exc
+        else:
+            raise AssertionError(f"{n_samples} samples, drop_last={drop_last} went through")
+    model, _, small = _setup(3, drop_last=True)
+    assert len(small.dataset) == 3 and _collect(model, small) == []  # a dataset check alone would pass this one
     model, data, loader = _setup(10)
     embeddings = embed(model, loader)
     assert embeddings.shape == (10, 4), embeddings.shape

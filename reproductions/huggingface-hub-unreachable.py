@@ -11,10 +11,15 @@ copied) loads from that folder with the same weights; (2) a Hub cache populated 
 models--org--name/snapshots/<commit> layout huggingface_hub writes) plus HF_HUB_OFFLINE=1 makes the same repo id load,
 and a counting socket.getaddrinfo shows that not one host name is looked up. The record's exampleFix and
 validationCode run from its text; the guard takes the from_pretrained keyword arguments (load_kwargs) so that a repo
-cached under cache_dir= or fetched by revision=<commit> (no refs/main) passes, as from_pretrained loads both offline.
-The excerpt is src/transformers/utils/hub.py at 00511f2b97756629c5668aec5ad4371cbfd9c466, a stored upstream copy (a
-commit between the 4.56 and 4.57 releases): its raise statement is the one 4.57.6 ships (hub.py:553 there) and
-renders the same message as 5.25.0, whose statement names the endpoint constants.ENDPOINT instead of
+cached under cache_dir=, fetched by revision=<commit> (no refs/main), or loaded from a subfolder= of the repo (a
+pipeline's text_encoder/) passes, as from_pretrained loads each offline.
+The excerpt is src/transformers/utils/hub.py at 00511f2b97756629c5668aec5ad4371cbfd9c466, a stored upstream copy of a
+commit that is not a release (its cached_files keeps the "# All files exist" block of 4.54/4.55 while its
+list_repo_templates takes the token argument 4.56.2 lacks, so where it sits between releases is not established;
+the copy was read at offsets 0 and 16000 and lined up with 4.57.6's hub.py edited by the differences seen, which puts
+offsets 16000 and 32000 where the copy has them and the raise at line 555). The 15 excerpt lines occur verbatim in
+the hub.py of 4.53.3, 4.54.1, 4.55.4, 4.56.2, 4.57.0 and 4.57.6; the raise statement is the one 4.57.6 ships
+(hub.py:553 there) and renders the same message as 5.25.0, whose statement names the endpoint constants.ENDPOINT instead of
 HUGGINGFACE_CO_RESOLVE_ENDPOINT (both 'https://huggingface.co' unless HF_ENDPOINT is set). Results: errkb reproduce
 huggingface-hub-unreachable (the installed 5.25.0) --with transformers==4.57.6 --with transformers==4.40.2.
 """
@@ -24,7 +29,7 @@ CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["AutoModel", "local_dir"], "validationCode": ["name_or_path", "load_kwargs"]}
 VALID = {"local-folder": "valid_local_folder", "local-folder-path-object": "valid_local_path_object",
          "cached-repo-id": "valid_cached_repo", "cached-by-revision": "valid_cached_by_revision",
-         "cached-under-cache-dir": "valid_cached_under_cache_dir"}
+         "cached-under-cache-dir": "valid_cached_under_cache_dir", "cached-with-subfolder": "valid_cached_with_subfolder"}
 WORDINGS = [
     {"text": "We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached "
              "files.", "source": "transformers==5.25.0", "match": "pattern"},
@@ -86,7 +91,7 @@ def _same_weights(a, b):
         assert torch.equal(sa[name], sb[name]), name
 
 
-def _populate_cache(hf_home, model, hub_dir=None, refs=True, repo_id=REPO_ID):
+def _populate_cache(hf_home, model, hub_dir=None, refs=True, repo_id=REPO_ID, subfolder=""):
     """What a download on a connected machine leaves in HF_HOME/hub (or in the cache_dir it was given), copied to
     this one. refs=False: a download by revision=<commit>, which writes no refs/main."""
     import os
@@ -94,7 +99,7 @@ def _populate_cache(hf_home, model, hub_dir=None, refs=True, repo_id=REPO_ID):
     hub_dir = hub_dir or os.path.join(hf_home, "hub")
     repo_dir = os.path.join(hub_dir, "models--" + repo_id.replace("/", "--"))
     snapshot = os.path.join(repo_dir, "snapshots", COMMIT)
-    model.save_pretrained(snapshot)
+    model.save_pretrained(os.path.join(snapshot, subfolder) if subfolder else snapshot)
     if refs:
         os.makedirs(os.path.join(repo_dir, "refs"), exist_ok=True)
         with open(os.path.join(repo_dir, "refs", "main"), "w") as f:
@@ -247,3 +252,16 @@ def valid_cached_under_cache_dir():
     load_kwargs = {"cache_dir": cache}
     _load_offline(REPO_ID, **load_kwargs)
     return {"name_or_path": REPO_ID, "load_kwargs": load_kwargs}
+
+
+def valid_cached_with_subfolder():
+    """A repo whose model sits in a subfolder (a pipeline repo's text_encoder/), loaded with subfolder=: config.json is
+    cached under that subfolder, not at the repo's root."""
+    import tempfile
+
+    _empty_cache()
+    cache = tempfile.mkdtemp(prefix="hf-cache-")
+    _populate_cache(cache, _tiny_bert(), hub_dir=cache, repo_id="some-org/tiny-pipeline", subfolder="text_encoder")
+    load_kwargs = {"cache_dir": cache, "subfolder": "text_encoder"}
+    _load_offline("some-org/tiny-pipeline", **load_kwargs)
+    return {"name_or_path": "some-org/tiny-pipeline", "load_kwargs": load_kwargs}
