@@ -3,11 +3,12 @@ it runs, 'from torch.utils.tensorboard import SummaryWriter' makes torch import 
 __version__, and torch/utils/tensorboard/__init__.py raises "TensorBoard logging requires TensorBoard version 1.15 or
 above" although a current TensorBoard is installed. The demonstrations: the local file renamed, after which the
 import reaches the installed package and a SummaryWriter writes an event file that TensorBoard's own reader reads
-back; and the installed TensorBoard checked to be 1.15 or newer. The record's exampleFix and validationCode run from
+back; and, for a missing TensorBoard, a log folder named 'tensorboard' beside a script in an environment without the
+TensorBoard distribution raises the same error, which the installed TensorBoard (1.15 or newer) ends. The record's exampleFix and validationCode run from
 its own text; the guard's VALID situations include a log folder named 'tensorboard' beside the script, which does not
 shadow an installed TensorBoard (a regular package wins over a folder without __init__.py).
 """
-NEEDS = {"packages": {"torch": ">=2.1", "tensorboard": ">=2.14"}, "cuda_devices": 0, "timeout_s": 90}
+NEEDS = {"packages": {"torch": ">=2.1", "tensorboard": ">=2.14"}, "cuda_devices": 0, "timeout_s": 240}
 SOLUTIONS = {1: "rename_local_module", 2: "current_tensorboard_installed"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["project_dir", "log_dir"], "validationCode": ["search_path"]}
@@ -21,6 +22,8 @@ WORDINGS = [
      "match": "pattern"},
     {"text": "TensorBoard logging requires TensorBoard with Python summary writer installed. This should be available "
              "in 1.14 or above", "source": "pytorch/pytorch#20140", "match": "pattern"},
+    {"text": "TensorBoard logging requires TensorBoard with Python summary writer installed. This should be available "
+             "in 1.14 or above", "source": "bshall/VectorQuantizedCPC#1", "match": "pattern"},
     {"text": "No module named 'tensorboard'", "source": "pytorch/pytorch#42861", "match": "none",
      "why": "Python's own error when nothing named tensorboard can be imported; the record says it does not match it"},
 ]
@@ -73,13 +76,40 @@ def rename_local_module():
     _writes_events(SummaryWriter, tempfile.mkdtemp(prefix="runs-"))
 
 
+def _site_without_tensorboard():
+    """A copy of this environment without the TensorBoard distribution: every entry of torch's site-packages
+    linked into a folder, except tensorboard*; run with `python -S` and that folder on PYTHONPATH."""
+    import torch
+
+    site = os.path.dirname(os.path.dirname(torch.__file__))
+    folder = tempfile.mkdtemp(prefix="site-no-tb-")
+    for entry in os.listdir(site):
+        if not entry.lower().startswith("tensorboard"):
+            os.symlink(os.path.join(site, entry), os.path.join(folder, entry))
+    return folder
+
+
 def current_tensorboard_installed():
-    """Solution 2: the installed TensorBoard is 1.15 or newer, and with nothing shadowing it the import works."""
+    """Solution 2: with no TensorBoard installed, a script whose folder holds a log folder named 'tensorboard'
+    imports that folder as a namespace package (no __version__) and torch raises this error; with the installed
+    TensorBoard (1.15 or newer) on the path, the same script in the same folder logs a scalar that TensorBoard reads."""
+    import subprocess
     from importlib import metadata
 
     from torch._vendor.packaging.version import Version
 
     assert Version(metadata.version("tensorboard")) >= Version("1.15")
+    project_dir = tempfile.mkdtemp(prefix="project-")
+    os.makedirs(os.path.join(project_dir, "tensorboard", "run1"))
+    script = os.path.join(project_dir, "train.py")
+    with open(script, "w") as f:
+        f.write("from torch.utils.tensorboard import SummaryWriter\n")
+    env = dict(os.environ, PYTHONPATH=_site_without_tensorboard())
+    missing = subprocess.run([sys.executable, "-S", script], env=env, capture_output=True, text=True)
+    assert missing.returncode != 0 and (
+        "ImportError: TensorBoard logging requires TensorBoard version 1.15 or above" in missing.stderr
+    ), missing.stderr[-2000:]
+    sys.path.insert(0, project_dir)
     from torch.utils.tensorboard import SummaryWriter
 
     _writes_events(SummaryWriter, tempfile.mkdtemp(prefix="runs-"))
