@@ -10,12 +10,15 @@ replaced by "" (rows kept) or dropped, and a number that is real text converted 
 (2) lists of words passed with is_split_into_words=True. The record's exampleFix and validationCode run from its
 text; VALID includes pairs of word lists with is_split_into_words=True, which the tokenizer accepts. The excerpt is
 src/transformers/tokenization_utils_tokenizers.py at f2dd04952a1fe6a272f95f4de1ed4d7393fc3d81, a stored upstream
-copy (a commit near the 5.0-5.2 releases: it reads as 5.2.0 except update_post_processor, checked at offsets 16000,
-31962 and 36502); its encode_batch call reads the same as in 5.0.0, 5.12.1 and 5.25.0. NEEDS says transformers>=5.0:
+copy of a commit that is not a release (up to the encode_batch call it reads as 5.2.0's file with update_post_processor
+as the copy has it, no ValueError for a missing bos token and no early return: the copy and that rebuilt text agree at
+offsets 15990, 31990 and 40625 (convert_tokens_to_string, after the call), so the call is at line 858; after the call
+it differs from 5.2.0 again (a shorter _decode clean-up); its date was not checked); its encode_batch call reads the
+same as in 5.0.0, 5.12.1 and 5.25.0. NEEDS says transformers>=5.0:
 4.x raises the same TypeError from another file (tokenization_utils_fast.py), not run here. Results: errkb reproduce
 tokenizers-text-encode-input-type (the installed 5.25.0) --with transformers==5.0.0 --with transformers==5.12.1.
 """
-NEEDS = {"packages": {"torch": "==2.13.0+cpu", "transformers": ">=5.0"}, "cuda_devices": 0, "timeout_s": 60}
+NEEDS = {"packages": {"torch": "==2.13.0+cpu", "transformers": ">=5.0"}, "cuda_devices": 0, "timeout_s": 150}
 SOLUTIONS = {1: "clean_missing_values", 2: "pretokenized_words"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["tokenizer", "texts"], "validationCode": ["texts", "is_split_into_words"]}
@@ -30,6 +33,10 @@ WORDINGS = [
      "source": "JINO-ROHIT/rag_with_kg#1", "match": "matcher"},
     {"text": "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]",
      "source": "marcotcr/lime#721", "match": "matcher"},
+    {"text": "text input must be of type `str` (single example), `List[str]` (batch or single pretokenized example) or "
+             "`List[List[str]]` (batch of pretokenized examples).", "source": "ostris/ai-toolkit#190", "match": "none",
+     "why": "transformers' own check of the batch's first entry, raised before the binding is called; the record says "
+            "it does not match it"},
     {"text": "TextInputSequence must be str", "source": "huggingface/transformers#11568", "match": "none",
      "why": "a non-string text_pair (a pair whose second text is None): another wording of the same binding; the record "
             "says it does not match it"},
@@ -79,6 +86,17 @@ def clean_missing_values():
         raise AssertionError("an int entry was accepted")
     batch = tokenizer([str(t) for t in numbers])
     assert batch["input_ids"] == [[2], [0]]  # "2024" is text now (unknown to this tiny vocabulary)
+    # a missing value in the first place is refused by transformers before the binding (ValueError), and the same
+    # cleaning clears it
+    first_missing = [None, "hello"]
+    try:
+        tokenizer(first_missing)
+    except ValueError as exc:
+        assert "text input must be of type" in str(exc), exc
+    else:
+        raise AssertionError("a batch starting with None was accepted")
+    batch = tokenizer([t if isinstance(t, str) else "" for t in first_missing])
+    assert batch["input_ids"] == [[], [2]]
 
 
 def pretokenized_words():
@@ -110,6 +128,7 @@ def guard():
     assert not record.check("validationCode", {"texts": [["hello", "world", "hello"]], "is_split_into_words": False})
     assert record.check("validationCode", {"texts": ["hello world", ""], "is_split_into_words": False})
     assert not record.check("validationCode", {"texts": ["hello", 2024], "is_split_into_words": False})
+    assert not record.check("validationCode", {"texts": [None, "hello"], "is_split_into_words": False})
     # the same lists of words pass once is_split_into_words=True says what they are
     assert record.check("validationCode", {"texts": [["hello", "world", "hello"]], "is_split_into_words": True})
 

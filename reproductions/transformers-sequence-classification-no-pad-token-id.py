@@ -19,7 +19,8 @@ SOLUTIONS = {1: "set_pad_token_id", 2: "one_row_at_a_time"}
 CODE = {"exampleFix": "example_fix", "validationCode": "guard"}
 CODE_NAMES = {"exampleFix": ["model", "tokenizer", "batch"], "validationCode": ["model", "batch"]}
 KEEP = ["model"]
-VALID = {"pad-id-set": "valid_pad_id_set", "single-row": "valid_single_row", "bert-classifier": "valid_bert"}
+VALID = {"pad-id-set": "valid_pad_id_set", "single-row": "valid_single_row", "bert-classifier": "valid_bert",
+         "multimodal-text-config-pad": "valid_multimodal_text_config_pad"}
 WORDINGS = [
     {"text": "Cannot handle batch sizes > 1 if no padding token is defined.", "source": "transformers==4.57.6",
      "match": "pattern"},
@@ -141,4 +142,24 @@ def valid_bert():
                                                      intermediate_size=20, vocab_size=10)).eval()
     batch = {"input_ids": torch.tensor([[1, 2, 3], [2, 0, 0]]), "attention_mask": torch.tensor([[1, 1, 1], [1, 0, 0]])}
     model(**batch)
+    return {"model": model, "batch": batch}
+
+
+def valid_multimodal_text_config_pad():
+    """A multimodal classifier (Gemma 3): the pad id is in config.text_config, config.pad_token_id is unset (None in
+    4.57.6, absent in 5.x), and a padded batch of two rows runs."""
+    import torch
+    from transformers import Gemma3Config, Gemma3ForSequenceClassification
+
+    torch.manual_seed(0)
+    config = Gemma3Config(
+        text_config={"num_hidden_layers": 1, "hidden_size": 32, "intermediate_size": 37, "num_attention_heads": 2,
+                     "num_key_value_heads": 1, "head_dim": 16, "vocab_size": 300, "pad_token_id": PAD},
+        vision_config={"num_hidden_layers": 1, "hidden_size": 16, "intermediate_size": 20, "num_attention_heads": 2,
+                       "image_size": 28, "patch_size": 14},
+        mm_tokens_per_image=4, num_labels=2)
+    assert getattr(config, "pad_token_id", None) is None and config.get_text_config().pad_token_id == PAD
+    model = Gemma3ForSequenceClassification(config).eval()
+    batch = {"input_ids": torch.tensor([[5, 6, 7], [5, PAD, PAD]]), "attention_mask": torch.tensor([[1, 1, 1], [1, 0, 0]])}
+    assert model(**batch).logits.shape == (2, 2)
     return {"model": model, "batch": batch}

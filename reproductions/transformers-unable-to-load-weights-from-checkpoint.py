@@ -12,9 +12,10 @@ away with from_pretrained(..., weights_only=False), the file being trusted; (4) 
 tensors only (save_pretrained writes model.safetensors), which then loads with the default. The transformers 5.x
 source (5.25.0 installed) no longer has this message, so NEEDS says transformers<5; from_pretrained takes
 weights_only from 4.46 on, hence >=4.46. The excerpt is src/transformers/modeling_utils.py at
-040ba146759afc625c77f49d04982bb54873995f, a stored upstream copy (a commit between the 4.48 and 4.49 releases: from
-its offset 4000 to the raise it reads as 4.49.0, and its first 4000 characters lack 4.49.0's "from enum import Enum"
-line, so its raise is at 576, 4.49.0's at 577); the raise statement and message read the same there as in 4.46.3,
+040ba146759afc625c77f49d04982bb54873995f, a stored upstream copy of a commit that is not a release (read at offsets
+0 and 15950: its text up to the raise reads as 4.49.0's without the line "from enum import Enum", so its raise is at
+576, 4.49.0's at 577; it has 4.49.0's restore_default_torch_dtype, which 4.48.3 lacks, so it is probably a commit
+on the way to 4.49, but its date was not checked); the raise statement and message read the same there as in 4.46.3,
 4.49.0 and 4.57.6. Results: errkb reproduce transformers-unable-to-load-weights-from-checkpoint
 --with transformers==4.46.3 --with transformers==4.49.0 --with transformers==4.57.6 (the installed 5.25.0 is
 skipped: outside NEEDS).
@@ -97,10 +98,22 @@ def trigger():
 
 
 def show_the_hidden_cause():
-    """Solution 1: torch.load on the file gives the error transformers 4.x swallowed."""
+    """Solution 1: torch.load on the file gives the error transformers 4.x left out of its message. from_pretrained's
+    OSError has no cause and does not quote torch; torch's exception survives only as the context of the
+    UnicodeDecodeError of the LFS-pointer check (what a full traceback prints above it)."""
     import torch
+    from transformers import BertModel
 
     _, path = _truncated()
+    try:
+        BertModel.from_pretrained(MODEL_DIR)
+    except OSError as exc:
+        assert exc.__cause__ is None, exc.__cause__
+        assert isinstance(exc.__context__, UnicodeDecodeError), exc.__context__
+        hidden = exc.__context__.__context__
+        assert hidden is not None and str(hidden) and str(hidden) not in str(exc), repr(hidden)
+    else:
+        raise AssertionError("the truncated file loaded")
     try:
         torch.load(path, map_location="cpu", weights_only=True)
     except RuntimeError as exc:
