@@ -14,10 +14,16 @@ importable lets the model load; (2) an optional import moved into a try/except I
 check_imports skips, and the model loads using its fallback. The record's validationCode runs from its text; it
 reads only the modules auto_map names (VALID has a folder with an unrelated conversion script importing a missing
 package, which loads). The excerpt is src/transformers/dynamic_module_utils.py at
-0131ec4b0f99ddb49b22af8bd2e09abde733e106, a stored upstream copy from 2022 (its first 4839 characters were written
-out from the copy and line-counted; its next text, read at offset 4800, continues at the same offset): its raise
-statement and message read the same as in 4.40.2, 4.57.6 and 5.25.0, while the except clause above it is older
-(every ImportError is listed). Results: errkb reproduce transformers-remote-code-missing-package (the installed
+0131ec4b0f99ddb49b22af8bd2e09abde733e106, a stored upstream copy from 2023 (its first 4839 characters were written
+out from the copy and line-counted; its next text, read at offset 4800, continues at the same offset; a second
+reader wrote the text up to check_imports' end out again and found the raise at line 144 and the excerpt equal to
+lines 136-149): its raise statement and message read the same as in 4.40.2, 4.57.6 and 5.25.0, while the except
+clause above it is older (every ImportError is listed). It is not from 2022: it already has the try-block filter
+(line 125) that huggingface/transformers#21914 added in March 2023, whose regex, without DOTALL, removes only a
+one-line try block ended by a bare `except:`; 4.40.2's get_imports removes any try block (DOTALL, any except
+clause), 4.57.6's and 5.25.0's walk the AST. diffusers' copy (diffusers/utils/dynamic_modules_utils.py) was read in
+the cached 0.32.2, 0.34.0 and 0.35.2 wheels (the same raise, lines 149/149/154, no try filter) and the 0.38.0 and
+0.39.0 wheels (logger.warning instead); no diffusers release is run here. Results: errkb reproduce transformers-remote-code-missing-package (the installed
 5.25.0) --with transformers==4.40.2 --with transformers==4.57.6.
 """
 NEEDS = {"packages": {"torch": "==2.13.0+cpu", "transformers": ">=4.40"}, "cuda_devices": 0, "timeout_s": 90}
