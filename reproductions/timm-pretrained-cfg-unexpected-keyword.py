@@ -11,7 +11,9 @@ huggingface/pytorch-image-models, so the harness does not resolve the library th
 names it trigger.<locals>.TinyNet; in a user's module it is TinyNet.__init__() (Python 3.10 and later) or
 __init__() (older Pythons). The demonstrations, each building the model with create_model and running a forward
 pass with the requested 10 classes: solution 1 gives the class's __init__ a **kwargs (the record's exampleFix, run
-from its text); solution 2 pops timm's factory keywords in the entrypoint, and checks that the fix people often
+from its text); solution 2 pops timm's factory keywords in the entrypoint (also around timm's own VisionTransformer, as DeiT's
+models.py builds it: that class takes no **kwargs, so solution 1 cannot apply there, and the unchanged entrypoint is
+shown to raise), and checks that the fix people often
 share, naming only pretrained_cfg in the entrypoint's signature, is not enough from timm 0.9 on (the class then
 gets pretrained_cfg_overlay); solution 3 builds the model by calling the entrypoint directly, without
 create_model.
@@ -143,6 +145,34 @@ def pop_factory_keywords():
         return model
 
     _classifies(timm.create_model("tinynet_errkb", pretrained=False, num_classes=10))
+
+    # DeiT's models.py wraps timm's own VisionTransformer, which takes no **kwargs (so solution 1 cannot apply):
+    # unchanged, such an entrypoint raises; popping the keywords in the entrypoint builds it.
+    from timm.models.vision_transformer import VisionTransformer
+
+    assert not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(VisionTransformer.__init__).parameters.values())
+    vit_args = dict(img_size=32, patch_size=16, embed_dim=16, depth=1, num_heads=2)
+
+    @register_model
+    def deit_style_errkb(pretrained=False, **kwargs):
+        model = VisionTransformer(**vit_args, **kwargs)
+        return model
+
+    try:
+        timm.create_model("deit_style_errkb", pretrained=False, num_classes=10)
+    except TypeError as exc:
+        assert "VisionTransformer.__init__() got an unexpected keyword argument 'pretrained_cfg'" in str(exc), exc
+    else:
+        raise AssertionError("timm's VisionTransformer accepted pretrained_cfg")
+
+    @register_model
+    def deit_style_fixed(pretrained=False, **kwargs):
+        for key in ("pretrained_cfg", "pretrained_cfg_overlay", "cache_dir"):
+            kwargs.pop(key, None)
+        model = VisionTransformer(**vit_args, **kwargs)
+        return model
+
+    _classifies(timm.create_model("deit_style_fixed", pretrained=False, num_classes=10))
 
     # The partial fix often shared: name pretrained_cfg in the entrypoint's signature. From 0.9 on the class then
     # gets pretrained_cfg_overlay instead.
