@@ -1,14 +1,19 @@
 """An image batch of shape (2, 3, 32, 32) gets one unsqueeze too many and reaches nn.Conv2d(3, 6, 3) as
 (2, 1, 3, 32, 32). conv2d's batchify (aten/src/ATen/native/Convolution.cpp) accepts 3-D (unbatched) or 4-D
 (batched) input only and raises "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size:
-[2, 1, 3, 32, 32]". The demonstrations: removing the extra size-1 dimension at the place it was added (and why
-squeeze() without a dimension is wrong for a batch of one); folding an extra crops/frames dimension into the batch
+[2, 1, 3, 32, 32]". The demonstrations: removing the extra size-1 dimension at the place it was added (squeeze(1) for the
+trigger's (N, 1, C, H, W), where squeeze(0) changes nothing; and why squeeze() without a dimension is wrong for a
+batch of one); folding an extra crops/frames dimension into the batch
 and back, checked against a per-sample loop; adding the channel (and batch) dimension to an (H, W) grayscale image
 and the channel dimension to an (N, H, W) grayscale batch; permuting an (H, W, C) image to (C, H, W) before adding
 the batch dimension. Each fixed input goes through a small CNN and one SGD step changes its parameters. The record's exampleFix and validationCode run from its text;
 the guard is checked against batched, unbatched, batch-of-one, channels_last, conv1d, conv3d, transposed and lazy
-convolutions. The sourceCode is batchify as a stored copy of Convolution.cpp writes it, placed at the line the
+convolutions, and a text CNN whose first layer is an embedding. The sourceCode is batchify as a stored copy of Convolution.cpp writes it, placed at the line the
 torch 2.13.0 build reports (832); no copy at the build's commit was available, so PROVENANCE says "unverified".
+(Stored copies differ: pytorch/pytorch at 954cecd1 has batchify without the nested-tensor early return; later
+copies, the excerpt's text, have it.) On current releases the older wording "Expected 4-dimensional input for
+4-dimensional weight ..." still comes from a later check, for a weight whose rank does not fit the input
+(F.conv1d given a 4-D weight); that was run by hand on 2.13.0, not by a stage, and the record cites an issue.
 """
 NEEDS = {"packages": {"torch": ">=2.0"}, "cuda_devices": 0, "timeout_s": 240}
 SOLUTIONS = {1: "squeeze_extra_dimension", 2: "fold_crops_into_batch", 3: "add_grayscale_channel",
@@ -25,6 +30,7 @@ VALID = {
     "conv-transpose2d": "valid_conv_transpose2d",
     "lazy-conv2d": "valid_lazy_conv2d",
     "no-convolution": "valid_no_convolution",
+    "embedding-then-conv2d": "valid_embedding_then_conv2d",
 }
 WORDINGS = [
     {"text": "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 1, 3, 32, 32]",
@@ -46,6 +52,8 @@ WORDINGS = [
      "source": "leizhang-geo/ST-CausalConvNet#1", "match": "pattern"},
     {"text": "RuntimeError: Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: "
              "[1, 1, 16, 240, 240, 160]", "source": "amir-aghdam/3D-UNet#5", "match": "pattern"},
+    {"text": "Expected 4-dimensional input for 4-dimensional weight [1, 1, 1, 2], but got 3-dimensional input of size "
+             "[1, 32, 324] instead", "source": "scutcsq/DWFormer#21", "match": "pattern"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
@@ -109,6 +117,12 @@ def squeeze_extra_dimension():
     # image, the convolution returns (6, 32, 32) and the Flatten/Linear head no longer sees a batch
     assert x.squeeze().shape == (3, 32, 32)
     assert model[0](x.squeeze()).shape == (6, 32, 32)
+    # the trigger's (N, 1, C, H, W): the size-1 dimension is dim 1; squeeze(0) on a batch of 2 changes nothing
+    y = _batch().unsqueeze(1)
+    assert y.squeeze(0).shape == y.shape
+    _refused(model, y.squeeze(0))
+    assert y.squeeze(1).shape == (2, 3, 32, 32)
+    _train_step(model, y.squeeze(1))
 
 
 def fold_crops_into_batch():
@@ -123,6 +137,11 @@ def fold_crops_into_batch():
     with torch.no_grad():
         loop = torch.stack([model(x[i]).mean(0) for i in range(n)])
     assert torch.allclose(per_sample, loop, atol=1e-6)
+    # video-like (N, C, T, H, W): bring the frames next to the batch before folding; flatten(0, 1) alone folds
+    # the channels into the batch instead
+    video = x.transpose(1, 2)  # (N, C, K, H, W)
+    assert torch.equal(video.transpose(1, 2).flatten(0, 1), x.flatten(0, 1))
+    assert video.flatten(0, 1).shape == (n * 3, k, 32, 32)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     before = [p.detach().clone() for p in model.parameters()]
     loss = nn.functional.cross_entropy(per_sample, torch.zeros(n, dtype=torch.long))
@@ -222,6 +241,24 @@ def valid_lazy_conv2d():
     x = _batch(2)
     _runs(copy.deepcopy(model), x)
     return {"torch": torch, "model": model, "x": x}
+
+
+class _TextCNN(nn.Module):
+    """Kim-style sentence CNN: token ids (N, L) -> embedding (N, L, E) -> (N, 1, L, E) -> Conv2d."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+        self.conv = nn.Conv2d(1, 4, (3, 16))
+
+    def forward(self, ids):
+        return self.conv(self.embed(ids).unsqueeze(1)).amax(dim=(2, 3))
+
+
+def valid_embedding_then_conv2d():
+    """The model's first layer is an embedding, so its (N, L) input has fewer dimensions than its Conv2d takes."""
+    torch.manual_seed(0)
+    return _runs(_TextCNN(), torch.randint(0, 100, (4, 12)))
 
 
 def valid_no_convolution():

@@ -3,7 +3,8 @@ seq_len 7, classes 10) and F.cross_entropy gets them with targets of shape (4, 7
 dimension 1, so nll_loss_nd (aten/src/ATen/native/LossNLL.cpp) expects targets of shape (4, 10) and raises
 "Expected target size [4, 10], got [4, 7]". Demonstrations: logits.transpose(1, 2) (classes in dimension 1), with
 padding positions marked by ignore_index and reduction='none'; flattening to (batch * seq_len, classes) against
-(batch * seq_len,), which gives the same mean loss; and, for one label per sequence, taking the last step's scores.
+(batch * seq_len,), which gives the same mean loss; and, for one label per sequence, taking the last step's scores (the last real step of right-padded
+sequences). Class-probability targets in (batch, seq_len, classes) are transposed with the logits.
 Each checks the loss against a per-position loop and that one SGD step changes the model. The record's exampleFix and
 validationCode run from its text; the guard is checked against valid 2-D, sequence (classes in dimension 1),
 segmentation (with 255 as ignore_index), unbatched, class-probability and batch-of-one inputs. The sourceCode is the
@@ -100,6 +101,29 @@ def transpose_classes_to_dim1():
     assert torch.allclose(loss, _loop_loss(logits, targets), atol=1e-6)
     per_position = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
     assert per_position.shape == (BATCH, SEQ) and torch.all(per_position[targets == -100] == 0)
+    # class-probability targets laid out (batch, seq_len, classes): refused unless transposed as well, and
+    # silently misread (seq_len taken as classes) when neither is transposed
+    with torch.no_grad():
+        probs = torch.softmax(torch.randn(BATCH, SEQ, CLASSES, generator=torch.Generator().manual_seed(3)), -1)
+        try:
+            F.cross_entropy(logits.transpose(1, 2), probs)
+        except RuntimeError as error:
+            assert f"Expected target size [{BATCH}, {SEQ}], got [{BATCH}, {SEQ}, {CLASSES}]" in str(error), str(error)
+        else:
+            raise AssertionError("(batch, seq_len, classes) probabilities against transposed logits should be refused")
+        soft = F.cross_entropy(logits.transpose(1, 2), probs.transpose(1, 2))
+        assert torch.allclose(soft, F.cross_entropy(logits.reshape(-1, CLASSES), probs.reshape(-1, CLASSES)), atol=1e-6)
+        assert not torch.allclose(F.cross_entropy(logits, probs), soft)
+    # the transpose fixes the layout only: targets with more positions than the logits are still refused
+    longer = torch.randint(0, CLASSES, (BATCH, SEQ + 3))
+    try:
+        F.cross_entropy(logits.transpose(1, 2), longer)
+    except RuntimeError as error:
+        assert f"Expected target size [{BATCH}, {SEQ}], got [{BATCH}, {SEQ + 3}]" in str(error), str(error)
+    else:
+        raise AssertionError("targets longer than the logits should be refused")
+    assert torch.allclose(F.cross_entropy(logits.transpose(1, 2), longer[:, :SEQ]),
+                          _loop_loss(logits, longer[:, :SEQ]), atol=1e-6)
     _step_changes(model, loss)
 
 
@@ -128,6 +152,15 @@ def one_label_per_sequence():
     last = logits[:, -1]  # (batch, classes)
     loss = F.cross_entropy(last, labels)
     assert torch.allclose(loss, torch.stack([F.cross_entropy(last[i:i + 1], labels[i:i + 1]) for i in range(4)]).mean())
+    # right-padded sequences of different lengths: the last real step is at lengths - 1, and its scores are the
+    # ones the unpadded sequence gives; logits[:, -1] reads padding for the shorter sequences
+    lengths = torch.tensor([7, 3, 5, 2])
+    with torch.no_grad():
+        real_last = logits[torch.arange(len(lengths)), lengths - 1]
+        for i, n in enumerate(lengths.tolist()):
+            alone = model(tokens[i:i + 1, :n])[0, -1]
+            assert torch.allclose(real_last[i], alone, atol=1e-5)
+            assert (n == SEQ) == torch.allclose(logits[i, -1], alone, atol=1e-5)
     _step_changes(model, loss)
 
 
