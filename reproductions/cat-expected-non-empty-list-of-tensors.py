@@ -14,11 +14,15 @@ Drafted by `errkb draft` from snippet.py on torch 2.13.0+cpu, Python 3.11.7:
   ValueError: torch.cat(): expected a non-empty list of Tensors
   raised at aten/src/ATen/native/TensorShape.cpp:250
 Commit: cf30153c4c131c8164ee7798e5022d810682e2cb (torch.version.git_version). The raise line, 250, is the one the
-2.13.0 build reports (TORCH_SHOW_CPP_STACKTRACES=1). The excerpt could not be checked at that commit: the only stored
-pytorch/pytorch copy of TensorShape.cpp (f2fb53a540815df6b87ad208fbd4e4929715a4cb) is older; its cat meta function
-checks the list with TORCH_CHECK (hence RuntimeError), while 2.13.0 raises ValueError, so the 2.13.0 text differs at
-least in that macro. The excerpt quotes the older copy's lines, numbered so that its check sits at the build's line
-250; hence "excerpt": "unverified".
+2.13.0 build reports (TORCH_SHOW_CPP_STACKTRACES=1). The excerpt could not be checked at that commit: the stored
+pytorch/pytorch copies of TensorShape.cpp are older: in f2fb53a540815df6b87ad208fbd4e4929715a4cb the cat meta
+function takes `ITensorList tensors` and checks `tensors.size() > 0` (no materialize()), and
+0005449734fa2528f0897170f68064c34f1c0396 predates the meta function. The excerpt's text (`const ITensorListRef&`,
+`tensors.materialize()`, `materialized.size() > 0`) is that of another stored copy of TensorShape.cpp, found by its
+text, whose repository and commit the store does not name. That copy checks the list with TORCH_CHECK (hence
+RuntimeError) while 2.13.0 raises ValueError, so the 2.13.0 text differs at least in that macro. The excerpt's lines
+are numbered so that the check sits at the build's line 250 (not at its place in that copy); hence "excerpt":
+"unverified".
 NEEDS starts at 2.9: torch 2.5.1 raises the same words as RuntimeError, which the record's class (ValueError) does
 not cover, so 2.5.1 is outside the record's range.
 """

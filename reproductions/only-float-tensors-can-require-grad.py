@@ -4,9 +4,10 @@ tensor (requires_grad=True by default), and autograd tracks only floating point 
 complex dtype can require gradients". torch.tensor(..., requires_grad=True) on integers goes through the same check;
 other entry points word it in lower case, with or without "and complex" (cited from issues in WORDINGS). The
 demonstrations: a value that is meant to be learned, created as floating point,
-gets a gradient and changes with an optimizer step (solution 1); an integer tensor that is not learned, registered as
+gets a gradient and changes with an optimizer step (solution 1; the stage also returns what requires_grad_() and
+`requires_grad = True` print for integer indices on the release it runs); an integer tensor that is not learned, registered as
 a buffer, keeps its dtype, follows the module's state_dict and is left out of parameters(), and
-Parameter(t, requires_grad=False) is accepted too (solution 2). Solution 2's stage also shows why the often-suggested
+Parameter(t, requires_grad=False) is accepted too but stays listed among the module's parameters (solution 2). Solution 2's stage also shows why the often-suggested
 .float() is wrong for such a table: indexing with the float copy is refused. The exampleFix runs from the record's text
 on the trigger's module.
 
@@ -17,9 +18,11 @@ Commit: cf30153c4c131c8164ee7798e5022d810682e2cb (torch.version.git_version). Th
 2.13.0 build reports (TORCH_SHOW_CPP_STACKTRACES=1). The excerpt could not be checked at that commit: the stored
 pytorch/pytorch copy of variable.h (0059b8cb) is from 2018 (AT_CHECK, "Only Tensors of floating point dtype");
 the text quoted is a newer stored copy of the file whose repository and commit the store does not name, in which
-set_requires_grad begins at line 294 and its TORCH_CHECK follows at 295; hence "excerpt": "unverified".
+set_requires_grad begins at line 294 and its TORCH_CHECK follows at 295, one line below the build's 294; the excerpt's
+lines are numbered so that the TORCH_CHECK sits at the build's line (290-299, not the copy's 291-300), as the catalog's
+other unverified C++ excerpts are; hence "excerpt": "unverified".
 """
-NEEDS = {'packages': {'torch': '>=2.5'}, 'cuda_devices': 0, 'timeout_s': 60}
+NEEDS = {'packages': {'torch': '>=2.5'}, 'cuda_devices': 0, 'timeout_s': 150}
 SOLUTIONS = {1: "learned_value_as_float", 2: "integer_table_as_buffer"}
 CODE = {"exampleFix": "example_fix"}
 CODE_NAMES = {"exampleFix": ["module", "label_map"]}
@@ -76,6 +79,17 @@ def learned_value_as_float():
         assert "can require gradients" in str(exc), exc
     else:
         raise AssertionError("an integer tensor was allowed to require gradients")
+    # The other entry points word it differently (the record's WORDINGS): record what this release prints.
+    seen = {}
+    for name, mark in (("requires_grad_()", lambda t: t.requires_grad_()),
+                       ("requires_grad = True", lambda t: setattr(t, "requires_grad", True))):
+        try:
+            mark(torch.randn(3, 4).max(1)[1])  # int64 indices, as in pytorch/pytorch#95110
+        except RuntimeError as exc:
+            assert "can require gradients" in str(exc), exc
+            seen[name] = str(exc).split("\nException raised from")[0]  # without the C++ location, when shown
+        else:
+            raise AssertionError(f"{name} accepted an integer tensor")
     scale = torch.nn.Parameter(torch.tensor([1.0, 2.0, 3.0]))
     before = scale.detach().clone()
     optimizer = torch.optim.SGD([scale], lr=0.1)
@@ -84,6 +98,7 @@ def learned_value_as_float():
     assert torch.equal(scale.grad, torch.tensor([1.0, -1.0, 2.0]))
     optimizer.step()
     assert not torch.equal(scale.detach(), before)
+    return "; ".join(f"{name}: {message!r}" for name, message in seen.items())
 
 
 def integer_table_as_buffer():
@@ -103,6 +118,10 @@ def integer_table_as_buffer():
     assert torch.equal(restored.label_map, torch.tensor(LABELS))
     frozen = nn.Parameter(torch.tensor(LABELS), requires_grad=False)
     assert frozen.dtype == torch.int64 and not frozen.requires_grad
+    # ... but it stays a Parameter, listed among the module's parameters (a buffer is not).
+    holder = nn.Module()
+    holder.table = frozen
+    assert [n for n, _ in holder.named_parameters()] == ["table"]
     # The often-suggested nn.Parameter(label_map.float()) is created, but the table no longer indexes:
     as_float = nn.Parameter(torch.tensor(LABELS).float())
     try:
