@@ -9,12 +9,20 @@ penalty really changes the scores against a run without it; (2) the other common
 tokenizer (built in memory, token_type_ids among its model inputs) handed to a model whose forward takes none (a tiny
 Llama), raises with ['token_type_ids'] and generates once that key is popped, or once the tokenizer is called with
 return_token_type_ids=False. The record's exampleFix and validationCode run from its text; VALID holds what generate
-accepts that a naive guard would flag: a None-valued input and, where the release accepts them (4.57.6, 5.25.0; not
+accepts that a naive guard would flag: a None-valued input, a BERT batch with token_type_ids for a bert2bert
+EncoderDecoderModel (its forward takes no token_type_ids, its encoder does, and generate allows the encoder's inputs),
+output_router_logits=False for a Llama (a TransformersKwargs key its forward takes only through **kwargs; offered where
+the release accepts it, asserted for 4.57.6 and 5.25.0), and, where the release accepts them (4.57.6, 5.25.0; not
 4.40.2), tokenizer=, trust_remote_code= and assistant_tokenizer=. The excerpt is src/transformers/generation/utils.py at
 000034a44ef887621d9b36001a5eb7c46e64cb3f, a stored upstream copy (a commit shortly before 4.57.0): it was rebuilt from
 4.57.0 with the differences read in the copy (pages at offsets 0, 16000, 40000, 56000 and 83500 read; the rebuilt
-text lines up with the copy at 16000, 32000, 40000, 56000, 72000 and 83500), which puts the raise at line 1601; the
-raise statement reads the same as in 4.40.2, 4.57.6 and 5.25.0. Results: errkb reproduce
+text lines up with the copy at 16000, 32000, 40000, 56000, 72000 and 83500), which puts the raise at line 1601. The cold
+review read the two stretches left unread (pages at 32000 and 72000: copy 32000-45386 and 72000-85502 are 4.57.0's text
+unchanged, shifted by 259 and 116 characters) and re-derived the line: copy = 4.57.0 (raise at 1599) + 1 (the
+file_exists import) + 6 (4.56's load_custom_generate) - 3 (no "TODO (joao)" comment) - 2 (PromptLookupCandidateGenerator
+without logits_processor/vocab_size) = 1601, the copy's pages at 0, 16000, 32000, 45386 and 72000 lining up exactly with
+the text so assembled, whose lines 1593-1606 equal the excerpt. The raise statement reads the same as in 4.40.2, 4.57.6
+and 5.25.0. Results: errkb reproduce
 transformers-generate-unused-model-kwargs (the installed 5.25.0) --with transformers==4.40.2
 --with transformers==4.57.6.
 """
@@ -25,7 +33,9 @@ CODE_NAMES = {"exampleFix": ["model", "input_ids"], "validationCode": ["model", 
 KEEP = ["model"]
 VALID = {"sampling-options": "valid_sampling_options", "gpt2-tokenizer-batch": "valid_gpt2_batch",
          "return-dict-scores": "valid_return_dict", "generation-config-object": "valid_generation_config",
-         "none-valued-input": "valid_none_input", "keywords-newer-releases-take": "valid_newer_keywords"}
+         "none-valued-input": "valid_none_input", "keywords-newer-releases-take": "valid_newer_keywords",
+         "encoder-decoder-bert-batch": "valid_encoder_decoder_batch",
+         "transformers-kwargs-key": "valid_transformers_kwargs_key"}
 WORDINGS = [
     {"text": "The following `model_kwargs` are not used by the model: ['repeat_penalty'] (note: typos in the generate "
              "arguments will also show up in this list)", "source": "transformers==5.25.0", "match": "pattern"},
@@ -195,4 +205,46 @@ def valid_newer_keywords():
         assert len(situations) == 4, situations  # the releases the record names accept all three
     if Version(transformers.__version__) < Version("4.41"):
         assert len(situations) == 1, situations  # 4.40.2 rejects all three
+    return situations
+
+
+def valid_encoder_decoder_batch():
+    """A bert2bert EncoderDecoderModel given a BERT tokenizer's batch: EncoderDecoderModel.forward names no
+    token_type_ids, but its encoder's forward does, and generate accepts the encoder's inputs."""
+    import inspect
+
+    import torch
+    from transformers import BertConfig, EncoderDecoderConfig, EncoderDecoderModel
+
+    def bert(**extra):
+        return BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                          intermediate_size=37, **extra)
+
+    config = EncoderDecoderConfig.from_encoder_decoder_configs(bert(), bert(is_decoder=True, add_cross_attention=True))
+    config.decoder_start_token_id, config.pad_token_id, config.eos_token_id = 2, 0, 3
+    torch.manual_seed(0)
+    model = EncoderDecoderModel(config=config).eval()
+    assert "token_type_ids" not in inspect.signature(model.forward).parameters
+    kwargs = {"attention_mask": torch.ones(1, 6, dtype=torch.long),
+              "token_type_ids": torch.zeros(1, 6, dtype=torch.long), "max_new_tokens": 3}
+    model.generate(_input_ids(), **kwargs)  # generate accepts it
+    return {"model": model, "generate_kwargs": kwargs}
+
+
+def valid_transformers_kwargs_key():
+    """output_router_logits is no parameter of LlamaForCausalLM.forward, but a TransformersKwargs key, which newer
+    releases accept; offered only where generate accepts it (4.57.6 and 5.25.0 must)."""
+    import transformers
+    from packaging.version import Version
+
+    situations = [{"model": _llama(), "generate_kwargs": {"max_new_tokens": 2}}]
+    kwargs = {"max_new_tokens": 2, "output_router_logits": False}
+    model = _llama()
+    try:
+        model.generate(_input_ids(), pad_token_id=0, **kwargs)
+        situations.append({"model": model, "generate_kwargs": kwargs})
+    except ValueError as exc:
+        assert "are not used by the model" in str(exc), exc  # an older release rejects it itself
+    if Version(transformers.__version__) >= Version("4.57"):
+        assert len(situations) == 2, "4.57.6 and 5.25.0 accept output_router_logits"
     return situations
