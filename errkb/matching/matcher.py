@@ -375,6 +375,7 @@ class Matcher:
             wording = None if literals is None else set(literals.split())
             own = [(term, wording is None or term in wording) for term, _ in terms(message)]
             named = frozenset(term for term, quoted in terms(message) if quoted and wording is not None and term in wording)
+            values = [found.group(2) for found in QUOTED_VALUE.finditer(message)]  # the record's quoted values
             wordings = [(own, False)] + [(_observed_terms(other, wording), True) for other in observed.get(pid, [])]
             topics = self._situation(slug, message)
             if topics is not None and not context:
@@ -387,7 +388,7 @@ class Matcher:
                 opens = bool(opening and item and (pid in hits or opening.lower() not in claimed[id(item)])
                              and any(opens_with(text, opening) for text in item.spellings))
                 taken = item is not None and not pattern and (
-                    id(item) in explained or _refused_for_values(regex_text, message, item))
+                    id(item) in explained or bool(values and _refused_for_values(regex_text, values, item)))
                 for record_terms, is_observed in wordings:
                     covered, present = coverage(query, record_terms, self._weight, named) if query and not taken else (0.0, 0.0)
                     evidence = Evidence(
@@ -466,17 +467,14 @@ def _places(raised: list[paste_module.Raised]) -> dict[int, str]:
     return places
 
 
-def _refused_for_values(pattern: str, message: str, item: paste_module.Raised) -> bool:
+def _refused_for_values(pattern: str, ours: list[str], item: paste_module.Raised) -> bool:
     """Whether the record's pattern turns the pasted message away only for its quoted values.
 
-    Put the record's own quoted values in place of the pasted ones (same count, in order): if the pattern then
+    Put the record's own quoted values (`ours`) in place of the pasted ones (same count, in order): if the pattern then
     matches, the wording is the record's and the values are what the pattern refused. A pattern that spells
     out which values are its error ("Can't get attribute 'X' on <module 'M'" for a user's module M, not
     torch._utils) has said the message is not this record's; its words must not bring it back.
     """
-    ours = [found.group(2) for found in QUOTED_VALUE.finditer(message)]
-    if not ours:
-        return False
     try:
         regex = compile_pattern(pattern)
     except PatternError:
