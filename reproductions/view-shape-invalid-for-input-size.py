@@ -72,27 +72,7 @@ def _model_and_images():
 
 
 def trigger():
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 6, 5)
-            self.pool = nn.MaxPool2d(2, 2)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1 = nn.Linear(16 * 5 * 5, 120)
-            self.fc2 = nn.Linear(120, 10)
-
-        def forward(self, x):
-            x = self.pool(F.relu(self.conv1(x)))
-            x = self.pool(F.relu(self.conv2(x)))
-            x = x.view(-1, 16 * 5 * 5)
-            return self.fc2(F.relu(self.fc1(x)))
-
-    model = Net()
-    images = torch.randn(4, 3, 28, 28)  # 28x28 images, the network was written for 32x32
+    model, images = _model_and_images()  # 28x28 images, the network was written for 32x32
     model(images)
 
 
