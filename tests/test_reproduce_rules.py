@@ -336,3 +336,95 @@ def test_a_raise_site_in_another_file_is_drift_only_in_another_release(commit, m
                                   "got /__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebraUtils.h:47"]
     same_file = compare.observe_exception(_addmm_error("/__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:194"), record, torch)
     assert same_file.problems == [] and compare.drift(same_file, record, torch) is None
+
+
+# --- a name the library lacks, looked up in the caller's own code ----------------------------------------------
+
+@pytest.fixture
+def fresh_names_package():
+    """The runner runs stages in this process: each test imports its own copy of the package."""
+    import sys
+
+    def forget():
+        for name in [m for m in sys.modules if m.startswith("pkg_errkb_names")]:
+            del sys.modules[name]
+    forget()
+    yield
+    forget()
+
+
+def _names_package(tmp_path: Path) -> Path:
+    package = tmp_path / "pkg_errkb_names"
+    package.mkdir()
+    (package / "__init__.py").write_text("kept = 1\n")
+    (package / "loader.py").write_text("class Iter:\n    def __next__(self):\n        return 1\n")
+    return package
+
+
+def _names_stages(tmp_path: Path) -> Path:
+    return write(tmp_path, f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        NEEDS = {{}}
+        def submodule():
+            from pkg_errkb_names.runner import init_dist
+        def exported():
+            from pkg_errkb_names import gone
+        def attribute():
+            from pkg_errkb_names.loader import Iter
+            Iter().next()
+        def not_installed():
+            import pkg_errkb_absent.runner
+        def forged():
+            import pkg_errkb_names
+            raise ModuleNotFoundError("No module named 'pkg_errkb_names.runner'", name="pkg_errkb_names.runner")
+    """)
+
+
+@pytest.mark.parametrize("stage, name, owner", [
+    ("submodule", "pkg_errkb_names.runner", "__init__.py"),
+    ("exported", "pkg_errkb_names.gone", "__init__.py"),
+    ("attribute", "pkg_errkb_names.loader.Iter.next", "loader.py"),
+])
+def test_the_runner_names_what_python_could_not_find_and_where_it_should_be(tmp_path, stage, name, owner,
+                                                                           fresh_names_package):
+    package = _names_package(tmp_path)
+    result = runner.run_stage(str(_names_stages(tmp_path)), stage)
+    exc = result["exception"]
+    assert exc["missing"] == {"name": name, "owner_file": str(package / owner)}
+    assert exc["raised_how"] == "call"
+
+
+def test_a_library_that_is_not_installed_lacks_no_name(tmp_path, fresh_names_package):
+    _names_package(tmp_path)
+    result = runner.run_stage(str(_names_stages(tmp_path)), "not_installed")
+    assert result["exception"]["class"] == "ModuleNotFoundError" and result["exception"]["missing"] is None
+
+
+RUNNER = "No module named 'pkg_errkb_names.runner'"
+
+
+def _names_record(file_path: str, pattern: str, message: str, cls: str = "ModuleNotFoundError"):
+    return record(repo="open-mmlab/mmcv", filePath=file_path, errorClass=cls, errorMessage=message,
+                  messagePattern=pattern, lineNumber=1, sourceCode="a\nb\nc", sourceCodeStart=1, sourceCodeEnd=3,
+                  githubUrl=f"https://github.com/open-mmlab/mmcv/blob/{SEED.analyzedSha}/{file_path}#L1-L3")
+
+
+def test_a_missing_name_is_raised_at_the_library_module_that_lacks_it(tmp_path, fresh_names_package):
+    package = _names_package(tmp_path)
+    library = Library("open-mmlab/mmcv", "pkg_errkb_names", "pkg-errkb-names", str(package), "2.0.0")
+    stages = _names_stages(tmp_path)
+    at_init = _names_record("pkg_errkb_names/__init__.py", r"No module named 'pkg_errkb_names\.runner'", RUNNER)
+    judged = compare.judge_trigger(runner.run_stage(str(stages), "submodule"), at_init, library)
+    assert judged.ok and judged.observed.site == "pkg_errkb_names/__init__.py (lacks pkg_errkb_names.runner)"
+    # a `raise` statement in the stage is not Python's lookup: no raise site inside the library
+    judged = compare.judge_trigger(runner.run_stage(str(stages), "forged"), at_init, library)
+    assert judged.verdict == compare.WRONG_ERROR and "got none inside pkg_errkb_names" in judged.reason
+    # the record must name the module that lacks the name
+    at_loader = _names_record("pkg_errkb_names/loader.py", r"No module named 'pkg_errkb_names\.runner'", RUNNER)
+    judged = compare.judge_trigger(runner.run_stage(str(stages), "submodule"), at_loader, library)
+    assert judged.verdict == compare.WRONG_ERROR and "expected pkg_errkb_names/loader.py" in judged.reason
+    attribute = _names_record("pkg_errkb_names/loader.py", r"object has no attribute 'next'",
+                              "'Iter' object has no attribute 'next'", cls="AttributeError")
+    judged = compare.judge_trigger(runner.run_stage(str(stages), "attribute"), attribute, library)
+    assert judged.ok and judged.observed.site_func == "lacks pkg_errkb_names.loader.Iter.next"

@@ -81,6 +81,8 @@ class Observed:
     def site(self) -> str | None:
         if self.site_file is None:
             return self.outside
+        if self.site_line is None:  # a module that lacks a name: no line raised it
+            return f"{self.site_file} ({self.site_func})" if self.site_func else self.site_file
         return f"{self.site_file}:{self.site_line}"
 
     def summary(self) -> str:
@@ -104,6 +106,8 @@ def observe_exception(exc: dict, record: Record, library: Library) -> Observed:
                                    "sets exceptions from any call, so the library's code cannot be shown to have raised it")
         else:
             seen.native_problem = site_problem(library.location, seen.cpp_file or seen.site_file, seen.site_func)
+    if seen.site_file is None and not is_native(record.filePath):
+        _locate_missing_name(seen, exc, library)
     seen.problems = _problems(seen, record, library)
     if seen.native_problem:
         seen.problems.append(f"raise site: {seen.native_problem}")
@@ -142,6 +146,18 @@ def _locate(seen: Observed, cpp_location: re.Pattern, frames: list, record: Reco
     if frames:
         filename, line, _ = frames[-1]
         seen.outside = f"{filename}:{line}"
+
+
+def _locate_missing_name(seen: Observed, exc: dict, library: Library) -> None:
+    """A name Python could not find in the caller's own code (`from mmcv.runner import ...` after mmcv 2 dropped
+    mmcv.runner; `iter(loader).next()`): no frame of the library raised it, so the raise site is the library's
+    module that lacks the name. Only when Python's lookup raised it (an import or attribute access), never a
+    `raise` statement: a stage cannot make its own ImportError count."""
+    missing = exc.get("missing") or {}
+    owner = missing.get("owner_file")
+    if owner and library.contains(owner) and exc.get("raised_how") == "call":
+        seen.site_file = library.relative(owner)
+        seen.site_func = f"lacks {missing.get('name')}"
 
 
 def _problems(seen: Observed, record: Record, library: Library) -> list[str]:

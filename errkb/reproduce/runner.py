@@ -64,7 +64,38 @@ def describe_exception(exc: BaseException, phase: str) -> dict:
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-MAX_TEXT:],
         "raised_how": how,
         "c_api_setters": list(c_api_setters),
+        "missing": missing_name(exc),
     }
+
+
+CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
+
+
+def missing_name(exc: BaseException) -> dict | None:
+    """For a name Python itself could not find (an import or an attribute lookup): the dotted name, and the file of
+    the module that should have held it (the installed package's module for a missing submodule or exported name;
+    the module defining the class for a missing attribute). None for other errors, and for a top-level module that
+    is not installed at all: that is a missing library, not a name a library lacks."""
+    try:
+        if isinstance(exc, ModuleNotFoundError):
+            parent = sys.modules.get((exc.name or "").rpartition(".")[0]) if exc.name and "." in exc.name else None
+            return {"name": exc.name, "owner_file": getattr(parent, "__file__", None)} if parent else None
+        if isinstance(exc, ImportError):
+            found = CANNOT_IMPORT.match(text_of(exc))
+            module = sys.modules.get(exc.name or "")
+            if found and module is not None:
+                return {"name": f"{exc.name}.{found.group(1)}", "owner_file": getattr(module, "__file__", None)}
+            return None
+        if isinstance(exc, AttributeError) and getattr(exc, "name", None) and getattr(exc, "obj", None) is not None:
+            owner = exc.obj
+            if isinstance(owner, type(sys)):
+                return {"name": f"{owner.__name__}.{exc.name}", "owner_file": getattr(owner, "__file__", None)}
+            cls = owner if isinstance(owner, type) else type(owner)
+            module = sys.modules.get(cls.__module__)
+            return {"name": f"{cls.__module__}.{cls.__qualname__}.{exc.name}", "owner_file": getattr(module, "__file__", None)}
+    except Exception:  # a broken __getattr__ or module must not lose the rest of the result
+        return None
+    return None
 
 
 RAISING = {dis.opmap["RAISE_VARARGS"], dis.opmap["RERAISE"]}
