@@ -15,7 +15,7 @@ from errkb.matching import Matcher, match
 from errkb.matching import index
 from errkb.matching.patternset import PatternSet
 from errkb.matching.score import THRESHOLD, opens_with
-from errkb.matching.tokens import literal_words, opening_clause, required_words, words
+from errkb.matching.tokens import literal_words, opening_clause, required_words, word_choices, words
 from errkb.patterns import compile_pattern
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +48,44 @@ def test_required_words_are_in_every_match_of_the_catalog_patterns():
         required = required_words(entry.pattern)
         assert required is not None, entry.slug
         assert required <= words(entry.message), entry.slug
-        assert required, f"{entry.slug}: no anchor word, so it would be tried on every paste"
+        choices = word_choices(entry.pattern)
+        assert any(choice <= words(entry.message) for choice in choices), entry.slug
+        assert all(choices), f"{entry.slug}: an alternative with no anchor word would be tried on every paste"
+
+
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        (r"x (?:failed finding central directory|Expected hasRecord\(\"version\"\) to be) y",
+         [{"failed", "finding", "central", "directory"}, {"expected", "hasrecord", "version", "to", "be"}]),
+        (r"cannot import '(?:container_abcs|int_classes)' x", [{"import", "container_abcs"},
+                                                               {"import", "int_classes"}]),
+        (r"a (b|cc)+ d", [set()]),  # alternatives inside a repeat are not spelled out: the shared words
+        ("|".join(f"w{n} x" for n in range(20)), [set()]),  # past MAX_CHOICES: only the shared words
+        (r"x\pLy", None),
+    ],
+)
+def test_word_choices_give_each_alternative_its_own_words(pattern, expected):
+    assert word_choices(pattern) == expected
+
+
+def test_word_choices_never_miss_on_random_patterns():
+    """Soundness: whenever a pattern matches a text, the text has all the words of one of its alternatives."""
+    rng = random.Random(11)
+    vocabulary = ["cuda", "device", "state_dict", "error", "x", "0", "lengths", "Tensor"]
+    pieces = [r"\w+", r"\d+", ".", ".*", "(a|b)", "(?:cuda|device x)", "(?:error|lengths)?", "|", " ", ":", "'"]
+    for _ in range(3000):
+        pattern = "".join(rng.choice(vocabulary + pieces) for _ in range(rng.randint(1, 7)))
+        try:
+            regex = compile_pattern(pattern)
+        except ValueError:
+            continue
+        choices = word_choices(pattern)
+        for _ in range(5):
+            text = " ".join(rng.choice(vocabulary + [":", "'", "a", "b", "12"]) for _ in range(rng.randint(1, 9)))
+            text = rng.choice(["", " ", "z"]) + text.replace(" ", rng.choice([" ", "", "-"]))
+            if regex.search(text) and choices is not None:
+                assert any(choice <= words(text) for choice in choices), (pattern, text, choices)
 
 
 def test_required_words_never_miss_on_random_patterns():
@@ -371,3 +408,29 @@ def test_a_message_of_quoted_values_only_is_explained_by_no_record_s_words():
     assert coverage(terms("Unknown model 'vit_h'"), record, lambda term: 1.0)[0] > 0.5  # wording of its own: compared
     text = (PASTES / "negative--keyerror-model-checkpoint-dict.txt").read_text(encoding="utf-8")
     assert match(text, root=REPO) == []
+
+
+def test_each_alternative_of_a_pattern_keeps_its_own_anchor(tmp_path):
+    """Two wordings that share no word: each has an anchor row, after `errkb add` (incremental) and after a full
+    rebuild, and a paste of either wording reaches the pattern."""
+    root = build_catalog(tmp_path)
+    slug = "two-wordings-probe"
+    pattern = r"(?:zzqx first wording|yyqw second phrasing) of the probe"
+    envelope = record_with({"slug": slug, "errorMessage": "zzqx first wording of the probe", "messagePattern": pattern})
+    incoming = tmp_path / "incoming.json"
+    incoming.write_text(json.dumps(envelope), encoding="utf-8")
+    assert run_cli("add", incoming, root=root).exit_code == 0
+
+    def anchors(conn):
+        return sorted(word for (word,) in conn.execute(
+            "SELECT a.word FROM match_anchors a JOIN match_patterns p USING (id) WHERE p.slug = ?", [slug]))
+
+    conn = sqlite3.connect(root / "catalog.db")
+    assert anchors(conn) == ["phrasing", "wording"]
+    full = sqlite3.connect(":memory:")
+    conn.backup(full)
+    full.execute("DELETE FROM match_meta WHERE key = 'version'")
+    index.refresh(full)
+    assert anchors(full) == ["phrasing", "wording"] and index_rows(full) == index_rows(conn)
+    for wording in ("zzqx first wording of the probe", "yyqw second phrasing of the probe"):
+        assert [m.slug for m in match(f"ValueError: {wording}", root=root)][:1] == [slug]

@@ -2,10 +2,10 @@
 
 Tables (in catalog.db, next to `records`; or in memory when matching straight from records/):
 - `match_patterns`: one row per record: slug, messagePattern, errorClass, errorMessage, how many
-  anchor words the pattern has (0: tried on every paste), the words its pattern spells out
+  anchor words the pattern has (0: an alternative has none, so it is tried on every paste), the words its pattern spells out
   (`literals`) and its opening clause (`opening`, see tokens.opening_clause).
-- `match_anchors`: for each pattern, its rarest required word: every text the pattern matches
-  contains it, so only patterns whose anchor occurs in the paste are tried.
+- `match_anchors`: for each alternative of each pattern (tokens.word_choices), its rarest required word: every
+  text the pattern matches contains one of them, so only patterns with an anchor in the paste are tried.
 - `match_required`: in how many patterns each required word occurs (to pick the rarest).
 - `match_terms`: in how many messages each term occurs (word weights for text similarity).
 - `match_fts`: FTS5 over the messages, to find reworded messages by their rare words.
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store import raw_records
-from .tokens import analyse, required_words, terms
+from .tokens import analyse, terms, word_choices
 
-VERSION = "6"  # 6: a case class ([Dd]) spells its letter in literals, required words and openings
+VERSION = "7"  # 7: an anchor for each alternative of a pattern
 ANCHORS_PER_PATTERN = 1  # the rarest: a paste then reads few anchor rows
 TRIGGERS = ("match_dirty_insert", "match_dirty_update", "match_dirty_delete")
 
@@ -176,22 +176,37 @@ def _literals(found: set[str] | None) -> str | None:
     return None if found is None else " ".join(sorted(found))
 
 
-def _choose_anchors(required: set[str] | None, frequency) -> list[str]:
-    if not required:
+def _all_words(choices: list[set[str]] | None) -> set[str]:
+    return set().union(*choices) if choices else set()
+
+
+def _anchor_count(choices: list | None) -> int:
+    """What `match_patterns.anchors` holds: how many alternatives are anchored, 0 when one cannot be."""
+    return len(choices) if choices and all(choices) else 0
+
+
+def _choose_anchors(choices: list[set[str]] | None, frequency) -> list[str]:
+    """The rarest word of each alternative; none when some alternative requires no word (it is tried on every paste)."""
+    if not choices or not all(choices):
         return []
-    return sorted(required, key=lambda word: (frequency(word), -len(word), word))[:ANCHORS_PER_PATTERN]
+    chosen = []
+    for words in choices:
+        for word in sorted(words, key=lambda word: (frequency(word), -len(word), word))[:ANCHORS_PER_PATTERN]:
+            if word not in chosen:
+                chosen.append(word)
+    return chosen
 
 
 def _bulk_add(conn: sqlite3.Connection, entries: list[Entry]) -> None:
     analysed = [analyse(entry.pattern) for entry in entries]
-    required = [words for words, _, _ in analysed]
-    counts = Counter(word for words in required if words for word in words)
+    required = [choices for choices, _, _ in analysed]
+    counts = Counter(word for choices in required for word in _all_words(choices))
     term_df = Counter(term for entry in entries for term in _message_terms(entry.message))
     patterns, anchors = [], []
     for entry, (words, literals, opening) in zip(entries, analysed):
         chosen = _choose_anchors(words, counts.__getitem__)
         patterns.append(
-            (entry.slug, entry.pattern, entry.error_class, entry.message, len(chosen), _literals(literals), opening)
+            (entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(words), _literals(literals), opening)
         )
         anchors.append(chosen)
     conn.executemany(
@@ -211,13 +226,14 @@ def _bulk_add(conn: sqlite3.Connection, entries: list[Entry]) -> None:
     )
 
 
-Analysis = tuple  # (required words or None, literals text or None, opening clause or None, message terms)
+Analysis = tuple  # (word choices or None, literals text or None, opening clause or None, message terms)
 
 
 def analysis(pattern: str, message: str) -> Analysis:
     """What the index keeps of one record, computed apart from the database (in build's worker processes)."""
-    words, literals, opening = analyse(pattern)
-    return (None if words is None else sorted(words)), _literals(literals), opening, sorted(_message_terms(message))
+    choices, literals, opening = analyse(pattern)
+    choices = None if choices is None else [sorted(words) for words in choices]
+    return choices, _literals(literals), opening, sorted(_message_terms(message))
 
 
 class BulkLoad:
@@ -225,7 +241,7 @@ class BulkLoad:
 
     The same tables as `refresh` makes from scratch, but each pattern's analysis comes precomputed and
     nothing is held per record in memory: required words wait in a temporary table until the last batch,
-    when their counts are known and each pattern's anchor (its rarest required word) is chosen in SQL.
+    when their counts are known and each alternative's anchor (its rarest required word) is chosen in SQL.
     """
 
     def __init__(self, conn: sqlite3.Connection):
@@ -233,31 +249,34 @@ class BulkLoad:
         for statement in _split(_DROP) + _split(_TABLES):
             conn.execute(statement)
         conn.execute("DROP TABLE IF EXISTS temp.index_required")
-        conn.execute("CREATE TEMP TABLE index_required (id INTEGER NOT NULL, word TEXT NOT NULL)")
+        conn.execute("CREATE TEMP TABLE index_required (id INTEGER NOT NULL, choice INTEGER NOT NULL, word TEXT NOT NULL)")
         self.term_df: Counter = Counter()
         self.count = 0
 
     def add(self, items: list[tuple[Entry, Analysis]]) -> None:
         cursor = self.conn.cursor()
         required = []
-        for entry, (words, literals, opening, message_terms) in items:
+        for entry, (choices, literals, opening, message_terms) in items:
             cursor.execute(
                 "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [entry.slug, entry.pattern, entry.error_class, entry.message,
-                 min(len(words or ()), ANCHORS_PER_PATTERN), literals, opening],
+                [entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(choices), literals, opening],
             )
-            required += [(cursor.lastrowid, word) for word in words or ()]
+            if _anchor_count(choices):
+                required += [(cursor.lastrowid, n, word) for n, words in enumerate(choices) for word in words]
             self.term_df.update(message_terms)
-        self.conn.executemany("INSERT INTO index_required (id, word) VALUES (?, ?)", required)
+        self.conn.executemany("INSERT INTO index_required (id, choice, word) VALUES (?, ?, ?)", required)
         self.count += len(items)
 
     def finish(self) -> None:
         conn = self.conn
-        conn.execute("INSERT INTO match_required (word, n) SELECT word, count(*) FROM index_required GROUP BY word")
+        conn.execute(
+            "INSERT INTO match_required (word, n) SELECT word, count(DISTINCT id) FROM index_required GROUP BY word"
+        )
         conn.execute(
             "INSERT OR IGNORE INTO match_anchors (word, id) SELECT word, id FROM ("
-            " SELECT r.id, r.word, row_number() OVER (PARTITION BY r.id ORDER BY q.n, -length(r.word), r.word) AS k"
+            " SELECT r.id, r.word,"
+            " row_number() OVER (PARTITION BY r.id, r.choice ORDER BY q.n, -length(r.word), r.word) AS k"
             " FROM index_required r JOIN match_required q ON q.word = r.word)"
             f" WHERE k <= {ANCHORS_PER_PATTERN} ORDER BY word, id"
         )
@@ -270,8 +289,8 @@ class BulkLoad:
 
 
 def _add(conn: sqlite3.Connection, entry: Entry) -> None:
-    words, literals, opening = analyse(entry.pattern)
-    for word in words or ():
+    choices, literals, opening = analyse(entry.pattern)
+    for word in _all_words(choices):
         conn.execute(
             "INSERT INTO match_required (word, n) VALUES (?, 1) ON CONFLICT (word) DO UPDATE SET n = n + 1", [word]
         )
@@ -280,11 +299,11 @@ def _add(conn: sqlite3.Connection, entry: Entry) -> None:
         row = conn.execute("SELECT n FROM match_required WHERE word = ?", [word]).fetchone()
         return row[0] if row else 0
 
-    chosen = _choose_anchors(words, frequency)
+    chosen = _choose_anchors(choices, frequency)
     cursor = conn.execute(
         "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [entry.slug, entry.pattern, entry.error_class, entry.message, len(chosen), _literals(literals), opening],
+        [entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(choices), _literals(literals), opening],
     )
     pid = cursor.lastrowid
     conn.executemany("INSERT OR IGNORE INTO match_anchors (word, id) VALUES (?, ?)", [(word, pid) for word in chosen])
@@ -300,7 +319,7 @@ def _remove(conn: sqlite3.Connection, slug: str) -> None:
     if not row:
         return
     pid, pattern, message = row
-    for word in required_words(pattern) or ():
+    for word in _all_words(word_choices(pattern)):
         conn.execute("UPDATE match_required SET n = n - 1 WHERE word = ?", [word])
     for term in _message_terms(message):
         conn.execute("UPDATE match_terms SET df = df - 1 WHERE term = ?", [term])

@@ -61,12 +61,12 @@ _BREAK = object()  # any text may stand here: a word next to it may be longer in
 _EDGE = object()  # ^, $, \b: the matched text has no word character here
 
 
-def analyse(pattern: str) -> tuple[set[str] | None, set[str] | None, str | None]:
-    """(required_words, literal_words, opening_clause) of a pattern, from one parse; Nones when it cannot be read."""
+def analyse(pattern: str) -> tuple[list[set[str]] | None, set[str] | None, str | None]:
+    """(word_choices, literal_words, opening_clause) of a pattern; Nones when it cannot be read."""
     parsed = _parse(pattern)
     if parsed is None:
         return None, None, None
-    return _required(parsed), _literals_of(parsed), _opening_of(parsed)
+    return word_choices(pattern), _literals_of(parsed), _opening_of(parsed)
 
 
 def opening_clause(pattern: str) -> str | None:
@@ -171,6 +171,58 @@ def _required(parsed) -> set[str] | None:
         _flatten(parsed, items)
     except _Unreadable:
         return None
+    return _words_of_items(items)
+
+
+MAX_CHOICES = 16  # alternatives spelled out before a pattern falls back to the words all of them share
+
+
+def word_choices(pattern: str) -> list[set[str]] | None:
+    """The required words of each alternative of a pattern: every text it matches contains all the words of at
+    least one of the sets. `(?:A|B) tail` gives the words of `A tail` and of `B tail`, so two wordings that share
+    no word (torch.load's `failed finding central directory` and `Expected hasRecord("version")`) each keep an
+    anchor. Alternatives inside a repeat are not spelled out; past MAX_CHOICES, one set: the shared words.
+    None when the pattern cannot be read here."""
+    parsed = _parse(pattern)
+    if parsed is None:
+        return None
+    try:
+        sequences = _expand(parsed, [[]])
+    except _Unreadable:
+        return None
+    if sequences is None:
+        shared = _required(parsed)
+        return None if shared is None else [shared]
+    choices: list[set[str]] = []
+    for items in sequences:
+        found = _words_of_items(items)
+        if found not in choices:
+            choices.append(found)
+    return choices
+
+
+def _expand(parsed, prefixes: list[list]) -> list[list] | None:
+    """Every flattened item sequence the pattern's alternatives give, each after one of `prefixes`; None past
+    MAX_CHOICES."""
+    for op, av in parsed:
+        if op is sre_constants.SUBPATTERN:
+            prefixes = _expand(av[-1], prefixes)
+        elif op is sre_constants.BRANCH:
+            grown = []
+            for branch in av[1]:
+                grown += _expand(branch, [list(prefix) for prefix in prefixes]) or [None]
+            if None in grown or len(grown) > MAX_CHOICES:
+                return None
+            prefixes = grown
+        else:
+            for prefix in prefixes:
+                _flatten([(op, av)], prefix)
+        if prefixes is None:
+            return None
+    return prefixes
+
+
+def _words_of_items(items: list) -> set[str]:
     found: set[str] = set()
     current: list[str] = []
     left_closed = False  # search semantics: the match may start inside a longer word
