@@ -77,7 +77,7 @@ def prepare_file(folder: Path, slug: str, known: str | None) -> Prepared | Uncha
     for column in LIST_COLUMNS:
         fields[column] = json.dumps(fields[column], ensure_ascii=False)
     row = [*fields.values(), envelope.datasetVersion, digest, f"records/{slug}.json", None, None, None]
-    entry = index.Entry(slug, record.errorMessage, record.messagePattern, record.errorClass)
+    entry = index.Entry(slug, record.errorMessage, record.messagePattern, record.errorClass, record.filePath)
     return Prepared(
         slug, seen, row, record.solutions, record.preventionTips, record.tags, entry,
         index.analysis(record.messagePattern, record.errorMessage),

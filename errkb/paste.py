@@ -225,6 +225,15 @@ def _line_start(text: str, at: int, bound: int, forward: bool = False) -> int:
     return found + 1 if found >= 0 else at
 
 
+# A frame line, also when the paste cut its start off (`...torch/autograd/function.py", line 181, in backward`).
+_FRAME_FILE = re.compile(r'(?:^\s*File "|^)(?P<path>[^"\n]+)", line \d+')
+
+
+def frame_paths(text: str) -> list[str]:
+    """The files of the traceback frames in a paste, outermost first."""
+    return [found.group("path") for line in text.splitlines() if (found := _FRAME_FILE.match(line))]
+
+
 def strip_colour(text: str) -> str:
     return _BARE_SGR.sub("", _ANSI.sub("", text))
 

@@ -434,3 +434,25 @@ def test_each_alternative_of_a_pattern_keeps_its_own_anchor(tmp_path):
     assert anchors(full) == ["phrasing", "wording"] and index_rows(full) == index_rows(conn)
     for wording in ("zzqx first wording of the probe", "yyqw second phrasing of the probe"):
         assert [m.slug for m in match(f"ValueError: {wording}", root=root)][:1] == [slug]
+
+
+BARE_IN_TORCH = (
+    'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    loss.backward()\n'
+    '  File "/opt/conda/lib/python3.6/site-packages/torch/autograd/function.py", line 181, in backward\n'
+    "    raise NotImplementedError\nNotImplementedError\n"
+)
+
+
+@pytest.mark.parametrize("text, expected", [
+    (BARE_IN_TORCH, "autograd-function-backward-not-implemented"),
+    # the start of the frame line cut off in the paste
+    ('    loss.backward()\n......\ntorch/autograd/function.py", line 181, in backward\n    raise NotImplementedError\n'
+     "NotImplementedError", "autograd-function-backward-not-implemented"),
+    # raised in the user's own file: no record's raise site
+    (BARE_IN_TORCH.replace("/opt/conda/lib/python3.6/site-packages/torch/autograd/function.py", "/home/u/model.py"), None),
+    # another class in the same file
+    (BARE_IN_TORCH.replace("NotImplementedError\n", "KeyError\n"), None),
+])
+def test_a_bare_exception_is_named_by_the_frame_that_raised_it(text, expected):
+    found = Matcher.from_folder(REPO).match(text)
+    assert (found[0].slug if found else None) == expected

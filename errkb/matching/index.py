@@ -24,7 +24,7 @@ from pathlib import Path
 from ..store import raw_records
 from .tokens import analyse, terms, word_choices
 
-VERSION = "7"  # 7: an anchor for each alternative of a pattern
+VERSION = "8"  # 7: an anchor for each alternative of a pattern; 8: the record's file (for bare exceptions)
 ANCHORS_PER_PATTERN = 1  # the rarest: a paste then reads few anchor rows
 TRIGGERS = ("match_dirty_insert", "match_dirty_update", "match_dirty_delete")
 
@@ -32,7 +32,7 @@ _TABLES = """
 CREATE TABLE IF NOT EXISTS match_meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS match_patterns (
   id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, pattern TEXT NOT NULL, error_class TEXT,
-  message TEXT NOT NULL, anchors INTEGER NOT NULL, literals TEXT, opening TEXT);
+  message TEXT NOT NULL, anchors INTEGER NOT NULL, literals TEXT, opening TEXT, file_path TEXT);
 CREATE INDEX IF NOT EXISTS match_patterns_anchors ON match_patterns (anchors);
 CREATE TABLE IF NOT EXISTS match_anchors (word TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (word, id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS match_anchors_id ON match_anchors (id);
@@ -57,7 +57,7 @@ CREATE TRIGGER IF NOT EXISTS match_dirty_update AFTER UPDATE OF slug, errorMessa
 CREATE TRIGGER IF NOT EXISTS match_dirty_delete AFTER DELETE ON records
   BEGIN {_MARK.format("old")} END;
 """
-_RECORD_COLUMNS = "slug, errorMessage, messagePattern, errorClass"
+_RECORD_COLUMNS = "slug, errorMessage, messagePattern, errorClass, filePath"
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ class Entry:
     message: str
     pattern: str
     error_class: str | None
+    file_path: str | None = None  # where the library raises it: names a bare exception (no message) by its frame
 
 
 def entries_from_folder(folder: Path) -> list[Entry]:
@@ -75,7 +76,8 @@ def entries_from_folder(folder: Path) -> list[Entry]:
     out = []
     for record in raw_records(folder):
         try:
-            out.append(Entry(record["slug"], record["errorMessage"], record["messagePattern"], record.get("errorClass")))
+            out.append(Entry(record["slug"], record["errorMessage"], record["messagePattern"], record.get("errorClass"),
+                             record.get("filePath")))
         except KeyError:
             continue
     return out
@@ -206,12 +208,13 @@ def _bulk_add(conn: sqlite3.Connection, entries: list[Entry]) -> None:
     for entry, (words, literals, opening) in zip(entries, analysed):
         chosen = _choose_anchors(words, counts.__getitem__)
         patterns.append(
-            (entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(words), _literals(literals), opening)
+            (entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(words), _literals(literals), opening,
+             entry.file_path)
         )
         anchors.append(chosen)
     conn.executemany(
-        "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening, file_path)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         patterns,
     )
     ids = dict(conn.execute("SELECT slug, id FROM match_patterns"))
@@ -258,9 +261,10 @@ class BulkLoad:
         required = []
         for entry, (choices, literals, opening, message_terms) in items:
             cursor.execute(
-                "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(choices), literals, opening],
+                "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening, file_path)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(choices), literals, opening,
+                 entry.file_path],
             )
             if _anchor_count(choices):
                 required += [(cursor.lastrowid, n, word) for n, words in enumerate(choices) for word in words]
@@ -301,9 +305,10 @@ def _add(conn: sqlite3.Connection, entry: Entry) -> None:
 
     chosen = _choose_anchors(choices, frequency)
     cursor = conn.execute(
-        "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(choices), _literals(literals), opening],
+        "INSERT INTO match_patterns (slug, pattern, error_class, message, anchors, literals, opening, file_path)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [entry.slug, entry.pattern, entry.error_class, entry.message, _anchor_count(choices), _literals(literals), opening,
+         entry.file_path],
     )
     pid = cursor.lastrowid
     conn.executemany("INSERT OR IGNORE INTO match_anchors (word, id) VALUES (?, ?)", [(word, pid) for word in chosen])

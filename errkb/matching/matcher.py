@@ -208,6 +208,8 @@ class Matcher:
             pasted.raised.extend(self._kernel_asserts(pasted))
             targets = pasted.targets
             hits = self._pattern_hits(pasted, targets)
+            for pid, item_ids in self._bare_site_hits(pasted).items():
+                hits.setdefault(pid, []).extend(item_ids)
             observed = self._observed_candidates(pasted)
             candidates = set(hits) | self._word_candidates(pasted) | set(observed)
             return self._score(pasted, candidates, hits, observed)
@@ -260,6 +262,27 @@ class Matcher:
             if matched or regex.search(pasted.text):
                 hits[pid] = matched
         return hits
+
+    def _bare_site_hits(self, pasted: paste_module.Paste) -> dict[int, list[int]]:
+        """A final exception with no message at all (`raise NotImplementedError` in an old release) says nothing a
+        pattern could read; the frame that raised it does. A record of that class raised in the file of the
+        paste's innermost frame (`.../torch/autograd/function.py`) explains it as its pattern would."""
+        errors = [item for item in pasted.raised if item.kind == "error" and item.cls]
+        if not errors or errors[-1].message.strip():
+            return {}
+        bare = errors[-1]
+        frames = paste_module.frame_paths(pasted.text)
+        if not frames:
+            return {}
+        innermost = frames[-1].replace("\\", "/")
+        found = {}
+        for pid, error_class, file_path in self.conn.execute(
+            "SELECT id, error_class, file_path FROM match_patterns WHERE file_path IS NOT NULL AND error_class = ?",
+            [bare.cls.rpartition(".")[2]],
+        ):
+            if innermost == file_path or innermost.endswith("/" + file_path):
+                found[pid] = [id(bare)]
+        return found
 
     def _anchored(self, present: set[str]) -> set[int]:
         """Patterns whose anchor word occurs in the paste."""
