@@ -237,3 +237,32 @@ def test_a_native_error_is_drafted_at_its_cpp_raise_site_with_an_honest_excerpt(
     assert "'native-build'" in provenance and "'unverified'" in provenance, provenance
     refused = run_cli("validate", root=root)
     assert refused.exit_code == 1 and "native-case.json: $.record.sourceCode: a draft stub is not filled in" in refused.output
+
+
+def test_a_name_the_library_lacks_is_drafted_at_its_module_and_reproduces(root, tmp_path):
+    """`from packaging.version import LegacyVersion` (packaging 22 removed it): Python raises in the snippet's own
+    line; the draft's raise site is the library module that lacks the name, its pattern keeps the name, and the
+    filled record is verified by the harness against the real library."""
+    made = draft(root, snippet(tmp_path, "from packaging.version import LegacyVersion\n"), "--slug", "legacy-case",
+                 "--tag", "drafted")
+    assert made.exit_code == 0, made.output
+    record = json.loads((root / "records" / "legacy-case.json").read_text())["record"]
+    assert (record["filePath"], record["errorClass"]) == ("packaging/version.py", "ImportError")
+    assert "LegacyVersion" in record["messagePattern"]
+    assert not re.search(record["messagePattern"], "cannot import name 'Version' from 'packaging.version' (/x.py)")
+    fill(root, "legacy-case", "Use Version", "    from packaging.version import Version\n    assert Version('1.0')")
+    envelope = json.loads((root / "records" / "legacy-case.json").read_text())
+    r = envelope["record"]
+    r["analyzedSha"] = "5" + "1" * 39
+    r["githubUrl"] = f"https://github.com/{r['repo']}/blob/{r['analyzedSha']}/{r['filePath']}#L{r['sourceCodeStart']}-L{r['sourceCodeEnd']}"
+    (root / "records" / "legacy-case.json").write_text(json.dumps(envelope, indent=2))
+    reproduced = run_cli("reproduce", "legacy-case", "--json", root=root)
+    result = json.loads(reproduced.stdout.splitlines()[0])
+    assert result["verdict"] == "verified", result["reason"]
+    assert "lacks packaging.version.LegacyVersion" in reproduced.stdout
+
+
+def test_a_missing_top_level_package_is_not_drafted(root, tmp_path):
+    made = draft(root, snippet(tmp_path, "import errkb_no_such_package.runner\n"), "--slug", "absent-case")
+    assert made.exit_code == 1 and "from your own code" in made.output
+    assert not (root / "records" / "absent-case.json").exists()

@@ -41,6 +41,7 @@ class Site:
     line: int
     function: str
     native: dict | None = None  # {"file", "line", "func"} from PyTorch's "Exception raised from" suffix
+    missing_name: str | None = None  # a name the library lacks, looked up in the snippet's own line
 
 
 @dataclass
@@ -101,8 +102,11 @@ def capture(snippet_text: str, name: str, timeout_s: float, python: str | None =
         raise DraftError(f"{name} needs a CUDA GPU, and this machine has none ({exception['class']}: {message.splitlines()[0][:200]}); "
                          "draft it on a machine with the GPU, or pass --allow-no-gpu if the missing GPU is the error to document")
     frames = [frame for frame in exception["frames"] if not _harness_file(frame[0])]
-    facts = locate([frame[0] for frame in frames], sorted(imported_modules(snippet_text)), python)
-    site = _site(frames, facts, native)
+    missing = exception.get("missing") or {}
+    owner = missing.get("owner_file") if exception.get("raised_how") == "call" else None
+    facts = locate([frame[0] for frame in frames] + ([owner] if owner else []),
+                   sorted(imported_modules(snippet_text)), python)
+    site = _site(frames, facts, native) or _missing_name_site(owner, missing.get("name"), facts)
     if site is None:
         where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "its first line"
         raise DraftError(f"{name} raised {exception['class']}: {message.splitlines()[0][:200] if message else ''} from your "
@@ -132,6 +136,18 @@ def _site(frames: list, facts: dict, native) -> Site | None:
     if native and "torch" in facts["distributions"]:
         return Site("torch", facts["distributions"]["torch"]["version"], "", "", 0, "", where)
     return None
+
+
+def _missing_name_site(owner: str | None, name: str | None, facts: dict) -> Site | None:
+    """A name Python could not find in the snippet's own line (`from mmcv.runner import ...`): the raise site is
+    the installed library's module that lacks it (docs/record-brief.md). Its line 1 stands until the author picks
+    the lines that show what the module has instead."""
+    entry = (facts["files"].get(owner) or {}) if owner else {}
+    distribution = entry.get("distribution")
+    if not distribution or not entry.get("relative"):
+        return None
+    version = facts["distributions"].get(distribution, {}).get("version", "")
+    return Site(distribution, version, owner, entry["relative"], 1, f"lacks {name}", missing_name=name)
 
 
 def chain_of(traceback_text: str) -> list[str]:

@@ -105,15 +105,16 @@ def corpus(extra: list[str] = ()) -> list[str]:
     return [*lines, *extra]
 
 
-def generalise(message: str, negatives: list[str]) -> Generalised:
-    """The most general pattern (level 2, then 1, then 0) that matches `message` and none of `negatives`."""
+def generalise(message: str, negatives: list[str], levels: tuple[int, ...] = (2, 1, 0)) -> Generalised:
+    """The most general pattern (level 2, then 1, then 0) that matches `message` and none of `negatives`.
+    `levels=(1, 0)` keeps quoted names literal: for a name a library lacks, the name is the error."""
     covered = head(message)
     if len(covered) < 3:
         raise GeneraliseError(f"the message {message!r} is too short to identify an error; write messagePattern by hand")
     rejected = []
     same_error = skeleton(message)
     negatives = [text for text in negatives if skeleton(text) != same_error]  # the same error with other numbers
-    for level in (2, 1, 0):
+    for level in levels:
         pattern = pattern_at(covered, level)
         try:
             compile_pattern(pattern)

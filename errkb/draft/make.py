@@ -120,7 +120,8 @@ def write_draft(root: Path, snippet: Path, text: str, captured: Captured, slug: 
         raise DraftError(f"the catalog's record {covered_by!r} already matches this message "
                          f"({captured.message.splitlines()[0][:160]!r}): see errkb show {covered_by}")
     try:
-        generalised = generalise(captured.message, corpus([message for _, message, _ in catalog]))
+        levels = (1, 0) if captured.site.missing_name else (2, 1, 0)
+        generalised = generalise(captured.message, corpus([message for _, message, _ in catalog]), levels)
     except GeneraliseError as exc:
         raise DraftError(str(exc)) from None
     source = resolve(captured, sha, upstream)
