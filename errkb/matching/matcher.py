@@ -34,7 +34,7 @@ from ..store import raw_records
 from ..patterns import PatternError, compile_pattern
 from . import index
 from .patternset import PatternSet
-from .score import THRESHOLD, Evidence, compact, coverage, idf, opens_with, same_class, situation_terms
+from .score import THRESHOLD, Evidence, compact, coverage, idf, opens_with, called_owner, same_class, situation_terms
 from .tokens import QUOTED_VALUE, WORD, stem, terms, words
 
 WORD_CANDIDATES = 24  # FTS5 rows kept per pasted message (12 lost same-error records once the catalog passed 80)
@@ -401,9 +401,13 @@ class Matcher:
             values = [found.group(2) for found in QUOTED_VALUE.finditer(message)]  # the record's quoted values
             wordings = [(own, False)] + [(_observed_terms(other, wording), True) for other in observed.get(pid, [])]
             topics = self._situation(slug, message)
-            if topics is not None and not context:
+            owner = called_owner(message)
+            if (topics is not None or owner) and not context:
                 context.append(compact(pasted.text))
             situation = None if topics is None else any(topic in context[0] for topic in topics)
+            # Matched by its words only, a record whose message is a method of one class (LoraConfig.__init__())
+            # needs the paste to name that class somewhere: else the same words are another class's error.
+            unnamed = owner is not None and owner not in context[0]
             best: dict[int, tuple] = {}  # place rank -> (key, evidence, item, observed wording?, place)
             for item, query in queries or [(None, [])]:
                 place = places.get(id(item), TEXT) if item else TEXT
@@ -416,7 +420,8 @@ class Matcher:
                     covered, present = coverage(query, record_terms, self._weight, named) if query and not taken else (0.0, 0.0)
                     evidence = Evidence(
                         pattern, same_class(item.cls if item else None, error_class), covered, present,
-                        opens and not is_observed, class_known=bool(item and item.cls), situation=situation,
+                        opens and not is_observed, class_known=bool(item and item.cls),
+                        situation=False if unnamed and not pattern else situation,
                     )
                     # Ties: a later exception (the root cause inside a wrapper) first.
                     key = (evidence.score, item.position if item else 0)

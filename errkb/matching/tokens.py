@@ -174,7 +174,7 @@ def _required(parsed) -> set[str] | None:
     return _words_of_items(items)
 
 
-MAX_CHOICES = 16  # alternatives spelled out before a pattern falls back to the words all of them share
+MAX_CHOICES = 64  # alternatives spelled out before a pattern falls back to the words all of them share
 
 
 def word_choices(pattern: str) -> list[set[str]] | None:
