@@ -12,11 +12,14 @@ cannot install inside a stage: its stage asserts the cause here (the chained exc
 sentence_transformers itself) and shows the second case the solution covers: a package named sentence_transformers
 that is present but whose own import fails on a missing module (a local stand-in folder on sys.path, named
 tiny_st_dependency inside) gives the very same message, and the chained exception names the missing module, not
-sentence_transformers; the installed side is the committed langchain-community==0.4.1 + sentence-transformers==6.3.0
+sentence_transformers; a stand-in that imports a name its dependency no longer has (cached_download, as in
+PromptEngineer48/Ollama#21) gives the message chained to a plain ImportError "cannot import name"; the installed side is the committed langchain-community==0.4.1 + sentence-transformers==6.3.0
 result, where trigger() embeds with the local model (verdict not-reproduced: the snippet works). The excerpt is
 libs/community/langchain_community/embeddings/huggingface.py at tag libs/community/v0.3.23
-(8a69aea0b6b473b3282aeae3ef5709354e4078f9) of the langchain-ai/langchain-community snapshot; its lines 60-100 were
-diffed against the 0.2.19, 0.3.31 and 0.4.2 wheels and are identical (the raise at line 87 in all). The installed
+(8a69aea0b6b473b3282aeae3ef5709354e4078f9) of the langchain-ai/langchain-community snapshot; the excerpt's lines 82-94
+are identical in the 0.2.19, 0.3.31, 0.4.1 and 0.4.2 wheels (the raise at line 87 in all; lines 60-100 are identical
+in 0.3.31, 0.4.1 and 0.4.2, while 0.2.19 differs below the excerpt, where it has a pydantic `class Config`). The trigger
+names the sentence-transformers release it ran with (its stage variant), so the installed side's result shows it. The installed
 venv has no langchain-community and skips. Results: errkb reproduce langchain-sentence-transformers-not-installed
 --with langchain-community==0.2.19 --with langchain-community==0.3.31 --with langchain-community==0.4.2
 --with langchain-community==0.4.1,sentence-transformers==6.3.0 (the installed side; a result file is named by the
@@ -36,6 +39,8 @@ WORDINGS = [
     {"text": "ImportError: Could not import sentence_transformers python package. Please install it with `pip install "
              "sentence_transformers`.", "source": "entbappy/End-to-end-Medical-Chatbot-using-Llama2#5",
      "match": "matcher"},
+    {"text": "ValueError: Could not import sentence_transformers python package. Please install it with `pip install "
+             "sentence_transformers`.", "source": "zylon-ai/private-gpt#550", "match": "matcher"},
 ]
 PROVENANCE = {"checked": "upstream-copy", "repo": "langchain-ai/langchain-community",
               "commit": "8a69aea0b6b473b3282aeae3ef5709354e4078f9",
@@ -82,16 +87,28 @@ def _mean_pooled(texts):
     return (hidden * mask).sum(1) / mask.sum(1)
 
 
+def _st_release():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sentence-transformers")
+    except PackageNotFoundError:
+        return None
+
+
 def trigger():
     import torch
     from langchain_community.embeddings import HuggingFaceEmbeddings
 
+    release = _st_release()
+    variant = f"sentence-transformers {release} installed" if release else "no sentence-transformers distribution"
     _write_model()
     embeddings = HuggingFaceEmbeddings(model_name=MODEL_DIR)
     # reached only where sentence-transformers is installed: the local model embeds, as mean pooling by hand does
     vectors = torch.tensor(embeddings.embed_documents(TEXTS))
     assert vectors.shape == (2, 16), vectors.shape
     assert torch.allclose(vectors, _mean_pooled(TEXTS), atol=1e-5)
+    return f"{variant}: HuggingFaceEmbeddings embedded with the local model (equal to mean pooling by hand)"
 
 
 def _package(name, code):
@@ -137,6 +154,19 @@ def install_sentence_transformers():
         assert exc.__cause__.name == "tiny_st_dependency", exc.__cause__
     else:
         raise AssertionError("the stand-in imported")
+    # a sentence_transformers too old for its dependency: the name it imports is gone (cached_download in real life)
+    _package("tiny_hub", "def hf_hub_download():\n    pass\n")
+    _package("sentence_transformers", "from tiny_hub import hf_hub_download, cached_download\n")
+    importlib.invalidate_caches()
+    try:
+        HuggingFaceEmbeddings(model_name=MODEL_DIR)
+    except ImportError as exc:
+        assert "pip install sentence-transformers" in str(exc), exc
+        cause = exc.__cause__
+        assert type(cause) is ImportError, repr(cause)  # not ModuleNotFoundError: the module is there, a name is not
+        assert "cannot import name 'cached_download'" in str(cause) and cause.name == "tiny_hub", cause
+    else:
+        raise AssertionError("the too-old stand-in imported")
     return ("sentence-transformers not installed here (cause: ModuleNotFoundError sentence_transformers; a present but "
-            "broken stand-in names tiny_st_dependency): the install is the langchain-community==0.4.1 + "
+            "broken stand-in names tiny_st_dependency; a too-old one, cannot import name 'cached_download'): the install is the langchain-community==0.4.1 + "
             "sentence-transformers==6.3.0 result")

@@ -4,7 +4,9 @@ build without compiled ops, so `from mmcv.ops import nms` raises ModuleNotFoundE
 from ext_loader.py line 13. trigger(): first checks that the installed mmcv-lite distribution lists no mmcv/_ext file,
 then imports nms from mmcv.ops. Solution 1 (keep mmcv-lite, use only the pure-Python modules) runs in the same
 environment: ConvModule from mmcv.cnn runs a forward pass, mmcv.transforms.Resize and mmcv.imresize resize an image,
-and mmcv.ops was never imported. The other fix (an mmcv with ops compiled for the installed torch/CUDA, via mim or
+and mmcv.ops was never imported; the stage then checks what the solution leaves out (a DCNv2 conv config is not in
+the registry, KeyError) and that even `import mmcv.ops.point_sample`, a pure-Python module, fails the same way. The
+other fix (an mmcv with ops compiled for the installed torch/CUDA, via mim or
 OpenMMLab's wheel index) needs a compiler and CUDA and is cited in the record, not run. The excerpt is
 mmcv/utils/ext_loader.py at tag v2.1.0 (57c4e25e06e2d4f8a9357c84bcd24089a284dc88) of the open-mmlab/mmcv snapshot,
 byte-identical to the file installed by mmcv-lite 2.1.0; load_ext is identical at v2.0.1 and v2.2.0. Results:
@@ -62,3 +64,19 @@ def pure_python_modules():
     resized = Resize(scale=(15, 10))(dict(img=image))
     assert resized["img"].shape == (10, 15, 3)
     assert "mmcv.ops" not in sys.modules and "mmcv._ext" not in sys.modules
+    # What the solution leaves out: layers that only mmcv.ops registers are missing from the registry on mmcv-lite.
+    from mmcv.cnn import build_conv_layer
+
+    try:
+        build_conv_layer(dict(type="DCNv2"), 3, 8, 3)
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("DCNv2 was found in the registry without mmcv.ops")
+    # Any import from mmcv.ops fails, even of a module that is pure Python itself (the record's documentation).
+    try:
+        import mmcv.ops.point_sample  # noqa: F401
+    except ModuleNotFoundError as exc:
+        assert exc.name == "mmcv._ext", exc
+    else:
+        raise AssertionError("mmcv.ops.point_sample imported on mmcv-lite")

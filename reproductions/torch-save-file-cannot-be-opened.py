@@ -8,7 +8,8 @@ the stage also shows what that fix does not cover (a file named like the folder)
 release gives when the parent exists but the file itself cannot be opened (a path naming an existing directory):
 torch 2.5.1 says "File ... cannot be opened.", 2.13.0 and 2.15.0 an enforce failure with the system's reason; the
 stage returns the wording it saw, so each committed result records it. Building the path from a known base (the
-script's folder) instead of the working directory makes the same save work from any working directory (solution 2).
+script's folder) instead of the working directory makes the same save work from any working directory (solution 2);
+that stage also shows what solution 1 does there (a second checkpoints folder under the working directory).
 The exampleFix and validationCode run from the record's text; the guard is checked against a bare file name, a
 "./" name, an existing nested folder, a pathlib.Path and an in-memory buffer, each saved to by torch.save first.
 
@@ -40,6 +41,9 @@ WORDINGS = [
     {"text": "RuntimeError: Parent directory ckpts does not exist.", "source": "thunlp/KnowledgeablePromptTuning#24",
      "match": "matcher"},
     {"text": "RuntimeError: Parent directory models does not exist.", "source": "twjiang/graphSAGE-pytorch#35",
+     "match": "matcher"},
+    {"text": "RuntimeError: Parent directory C: does not exist.", "source": "bmaltais/kohya_ss#1611", "match": "matcher"},
+    {"text": "RuntimeError: Parent directory logs/徐大夫第二次/4-cnhubert does not exist.", "source": "RVC-Boss/GPT-SoVITS#498",
      "match": "matcher"},
     {"text": "RuntimeError: File my_out/checkpoints/checkpoint_0.pt cannot be opened.", "source": "Sachini/ronin#51",
      "match": "none", "why": "another check of the same setup() (the file itself could not be opened); it shares no "
@@ -121,6 +125,13 @@ def path_from_known_base():
     target = script_dir / "checkpoints" / "model.pt"
     torch.save(model.state_dict(), target)
     _loads_back(model, target)
+    # Why solution 1 is not enough here: makedirs on the relative path makes a second folder under the working
+    # directory, and the save lands there, not in the script's checkpoints folder.
+    os.makedirs(os.path.dirname(PATH), exist_ok=True)
+    torch.save(model.state_dict(), PATH)
+    assert os.path.isfile(os.path.join(os.getcwd(), PATH))
+    assert os.path.realpath(os.path.join(os.getcwd(), "checkpoints")) != os.path.realpath(script_dir / "checkpoints")
+    assert sorted(os.listdir(script_dir / "checkpoints")) == ["model.pt"]
 
 
 def example_fix():
