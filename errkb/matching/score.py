@@ -102,14 +102,18 @@ def situation_terms(slug: str, tags: list[str], message: str) -> frozenset[str] 
     return frozenset(topics)
 
 
-_QUALIFIED_CALL = re.compile(r"\b((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\.[A-Za-z_]\w*\(\)")
+# Python's own words for a bad call, as 3.10+ qualifies them: "LoraConfig.__init__() got an unexpected keyword ...".
+_QUALIFIED_CALL = re.compile(
+    r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\.[A-Za-z_]\w*\(\) (?:got an unexpected|got multiple|missing \d+ required"
+    r"|takes \d+|takes from \d+)"
+)
 
 
 def called_owner(message: str) -> str | None:
     """The class a record's message names a method of (`LoraConfig` in `LoraConfig.__init__() got an unexpected
     keyword argument 'x'`), compacted. Python 3.10+ qualifies a TypeError with it; without it the same words
     (`__init__() got an unexpected keyword argument`) are anybody's. None when the message names no such call."""
-    found = _QUALIFIED_CALL.search(message)
+    found = _QUALIFIED_CALL.match(message)
     return compact(found.group(1).rsplit(".", 1)[-1]) if found else None
 
 
