@@ -1,6 +1,6 @@
-"""A FlowMatchEulerDiscreteScheduler configured with use_dynamic_shifting=True (FLUX.1's scheduler_config, and
-SD3.5-style configs) shifts its sigmas by a resolution-dependent `mu` that set_timesteps takes as an argument; called
-without it, set_timesteps (src/diffusers/schedulers/scheduling_flow_match_euler_discrete.py) raises ValueError
+"""A FlowMatchEulerDiscreteScheduler configured with use_dynamic_shifting=True (FLUX.1-dev's scheduler_config, or
+any flow-match config with the flag set) shifts its sigmas by a resolution-dependent `mu` that set_timesteps takes as
+an argument; called without it, set_timesteps (src/diffusers/schedulers/scheduling_flow_match_euler_discrete.py) raises ValueError
 "`mu` must be passed when `use_dynamic_shifting` is set to be `True`" (0.35.2, 0.39.0; 0.32.2 words it " you have a
 pass a value for `mu` when `use_dynamic_shifting` is set to be `True`"). trigger(): the scheduler built in memory with
 FLUX.1-dev's scheduler values (shift 3.0, use_dynamic_shifting True, base_shift 0.5, max_shift 1.15,

@@ -5,11 +5,16 @@ metainfo keys" from mmengine/dataset/base_dataset.py. trigger(): a COCO-style JS
 written to a temporary folder is given to BaseDataset(ann_file=...). Solution 1 converts the same content to the 2.0
 format (metainfo with the class names, one data_list entry per image with its instances) and BaseDataset loads it: one
 sample, the class names in metainfo, the box carried over. Solution 2 keeps the COCO file and overrides load_data_list in
-a subclass that parses it. The validationCode guard (it checks the file only for a dataset class that keeps the
-default load_data_list) runs from the record's text on the trigger's file with BaseDataset (flagged), a file with
+a subclass that parses it. The validationCode guard (it checks the file only for a dataset class whose loading reaches
+the default load_data_list, following overrides that call super().load_data_list()) runs from the record's text on the trigger's file with BaseDataset (flagged), a file with
 data_list but no metainfo (flagged; BaseDataset refuses it with the same error) and the converted file (passes); VALID
-holds 2.0 files that BaseDataset loads (JSON with classes, JSON with an empty metainfo, pickle, YAML) and the COCO file
-with a subclass that overrides load_data_list, which loads it. The excerpt is
+holds 2.0 files that BaseDataset loads (JSON with classes, JSON with an empty metainfo, pickle, YAML, and a relative
+ann_file under data_root as OpenMMLab configs write it) and the COCO file with a subclass that overrides load_data_list,
+which loads it, a subclass whose load_data_list calls super() and thins the list (as mmdet3d's WaymoDataset does for load_interval,
+open-mmlab/mmdetection3d mmdet3d/datasets/waymo_dataset.py at 02abf71839f3654914e388b9fc533dbfc2e309a7) on a
+2.0 file, and a subclass of the COCO-parsing class that extends its loader through super() on the COCO file. The guard
+stage also flags the COCO file given as a relative ann_file under data_root, and the COCO file with the super()-calling
+subclass of BaseDataset, which is shown to raise the error itself. The excerpt is
 mmengine/dataset/base_dataset.py at tag v0.10.7 (390ba2fbb272816adfd2883642326d0fd0ca6049) of the open-mmlab/mmengine
 snapshot, byte-identical to the installed 0.10.7 file; the raise is line 438 at v0.7.4 and v0.8.5. Results: errkb
 reproduce mmengine-dataset-metainfo-keys --with mmengine==0.7.4 --with mmengine==0.8.5 --with mmengine==0.10.7 (the
@@ -18,9 +23,10 @@ installed venv has no mmengine and skips).
 NEEDS = {"packages": {"torch": "==2.13.0+cpu", "mmengine": ">=0.7.4,<0.11"}, "cuda_devices": 0, "timeout_s": 120}
 SOLUTIONS = {1: "convert_to_openmmlab_format", 2: "override_load_data_list"}
 CODE = {"validationCode": "guard"}
-CODE_NAMES = {"validationCode": ["dataset_cls", "ann_file"]}
+CODE_NAMES = {"validationCode": ["dataset_cls", "ann_file", "data_root"]}
 VALID = {"json-with-classes": "valid_json_with_classes", "empty-metainfo": "valid_empty_metainfo",
-         "pickle-and-yaml": "valid_pickle_and_yaml", "own-loader": "valid_own_loader"}
+         "pickle-and-yaml": "valid_pickle_and_yaml", "own-loader": "valid_own_loader",
+         "relative-to-data-root": "valid_relative_to_data_root", "extends-loaders": "valid_extends_loaders"}
 WORDINGS = [
     {"text": "Annotation must have data_list and metainfo keys", "source": "mmengine==0.10.7", "match": "pattern"},
     {"text": "Annotation must have data_list and metainfo keys", "source": "mmengine==0.7.4", "match": "pattern"},
@@ -118,9 +124,22 @@ def override_load_data_list():
 
 
 def guard():
+    import os
+
     from mmengine.dataset import BaseDataset
 
-    assert not record.check("validationCode", {"dataset_cls": BaseDataset, "ann_file": _write("train.json", COCO)})
+    coco_file = _write("train.json", COCO)
+    assert not record.check("validationCode", {"dataset_cls": BaseDataset, "ann_file": coco_file, "data_root": None})
+    folder, name = os.path.split(coco_file)
+    assert not record.check("validationCode", {"dataset_cls": BaseDataset, "ann_file": name, "data_root": folder})
+    thinned = _thinned(BaseDataset)
+    try:
+        thinned(ann_file=coco_file)
+    except ValueError as error:
+        assert "Annotation must have data_list and metainfo keys" in str(error)
+    else:
+        raise AssertionError("a subclass calling the default loader accepted the COCO file")
+    assert not record.check("validationCode", {"dataset_cls": thinned, "ann_file": coco_file, "data_root": None})
     only_data_list = _write("no_meta.json", {"data_list": _converted(COCO)["data_list"]})
     try:
         BaseDataset(ann_file=only_data_list)
@@ -128,9 +147,10 @@ def guard():
         assert "Annotation must have data_list and metainfo keys" in str(error)
     else:
         raise AssertionError("BaseDataset accepted a file without metainfo")
-    assert not record.check("validationCode", {"dataset_cls": BaseDataset, "ann_file": only_data_list})
+    assert not record.check("validationCode", {"dataset_cls": BaseDataset, "ann_file": only_data_list,
+                                               "data_root": None})
     assert record.check("validationCode", {"dataset_cls": BaseDataset,
-                                           "ann_file": _write("train_2.0.json", _converted(COCO))})
+                                           "ann_file": _write("train_2.0.json", _converted(COCO)), "data_root": None})
 
 
 def _proven(path, dataset_cls=None):
@@ -138,7 +158,7 @@ def _proven(path, dataset_cls=None):
 
     dataset_cls = dataset_cls or BaseDataset
     assert len(dataset_cls(ann_file=path)) >= 1
-    return {"dataset_cls": dataset_cls, "ann_file": path}
+    return {"dataset_cls": dataset_cls, "ann_file": path, "data_root": None}
 
 
 def valid_json_with_classes():
@@ -157,3 +177,33 @@ def valid_pickle_and_yaml():
 
 def valid_own_loader():
     return _proven(_write("train.json", COCO), _coco_style_class())
+
+
+def valid_relative_to_data_root():
+    """A config's usual form: data_root plus an ann_file relative to it, which BaseDataset joins."""
+    import os
+
+    from mmengine.dataset import BaseDataset
+
+    folder, name = os.path.split(_write("train_2.0.json", _converted(COCO)))
+    assert not os.path.exists(name)
+    assert len(BaseDataset(data_root=folder, ann_file=name)) == 1
+    return [{"dataset_cls": BaseDataset, "ann_file": name, "data_root": folder},
+            {"dataset_cls": BaseDataset, "ann_file": name, "data_root": folder + "/"}]
+
+
+def _thinned(parent):
+    """A subclass that extends its parent's loader through super(), as mmdet3d's WaymoDataset adds load_interval."""
+
+    class Thinned(parent):
+        def load_data_list(self):
+            return super().load_data_list()[::1]
+
+    return Thinned
+
+
+def valid_extends_loaders():
+    from mmengine.dataset import BaseDataset
+
+    return [_proven(_write("train_2.0.json", _converted(COCO)), _thinned(BaseDataset)),
+            _proven(_write("train.json", COCO), _thinned(_coco_style_class()))]
