@@ -9,16 +9,23 @@ to be 16 passes the check and is normalized along the width) (solution 1); norma
 positions together with nn.GroupNorm(1, 16) (any size) or nn.LayerNorm([16, 8, 8]) (one size), which agree with each
 other and differ from solution 1 (solution 2); a width mismatch (tokens 24 wide into a norm built for 32) raises the
 same message and is fixed by building the norm for the width the features have, while the 32-wide norm's trained
-weights no longer load (solution 3). The exampleFix and validationCode run from the record's text; the guard is
-checked against token sequences, channels-last maps, an unbatched vector, a multi-dimensional normalized_shape and a
-batch of one, each accepted by the norm first.
+weights no longer load (solution 3). Solution 1's stage also shows nn.RMSNorm (where
+the release has it) refusing the same map with a message of the same form and accepting the permuted one. The
+exampleFix and validationCode run from the record's text; the guard is checked against token sequences, channels-last
+maps, an unbatched vector, a multi-dimensional normalized_shape, a batch of one and a LayerNorm subclass that permutes
+inside its forward (written like timm's LayerNorm2d, timm/layers/norm.py of timm 1.0.31 line 113) on an
+(N, C, H, W) map, each accepted by the norm first.
 
 Drafted by `errkb draft` on torch 2.13.0+cpu, Python 3.11.7: raised at aten/src/ATen/native/layer_norm.h:92
 (_check_layer_norm_inputs), commit cf30153c4c131c8164ee7798e5022d810682e2cb (torch.version.git_version); 92 is the
-line the 2.13.0 build reports. No stored copy of layer_norm.h at that commit was available. The excerpt's text is from
-the stored copy ROCm/pytorch@10b22ea5c6a60ffa85520eb2d293affc48cea8ee (a fork; the same code there, with the
-TORCH_CHECK(false, ss.str()) at its line 86), numbered here to the build's line 92; the six lines of difference above
-it were not seen, hence "excerpt": "unverified". Other builds report line 51 (2.5.1) and 92 (2.15.0).
+line the 2.13.0 build reports. No stored copy of layer_norm.h at that commit was available. The excerpt's text is
+lines 83-94 of torch/include/ATen/native/layer_norm.h in the installed 2.13.0+cpu wheel: the wheel ships this header
+with one guard line prepended (#if !defined(TORCH_STABLE_ONLY) && !defined(TORCH_TARGET_VERSION)) and three appended,
+so its line 93 (TORCH_CHECK(false, std::move(ss).str())) is the source's line 92, the line the build reports (the
+2.5.1 wheel's header has no guard line and its raise is at line 51, the line 2.5.1 reports). The header is not the
+upstream file itself, hence "excerpt": "unverified". (Review: the first version's excerpt came from a ROCm fork and
+had ss.str() where this build has std::move(ss).str().) Other builds report line 51 (2.5.1) and 92 (2.15.0, whose
+header is identical to 2.13.0's).
 """
 NEEDS = {"packages": {"torch": ">=2.0"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "channels_last_around_norm", 2: "normalize_whole_sample", 3: "norm_for_actual_width"}
@@ -31,6 +38,7 @@ VALID = {
     "unbatched-vector": "valid_unbatched",
     "multi-dim-normalized-shape": "valid_multi_dim",
     "batch-of-one": "valid_batch_of_one",
+    "channels-first-layernorm-subclass": "valid_channels_first_subclass",
 }
 WORDINGS = [
     {"text": "Given normalized_shape=[16], expected input with shape [*, 16], but got input of size[2, 16, 8, 8]",
@@ -45,6 +53,8 @@ WORDINGS = [
      "source": "Wangbenzhi/RealisHuman#3", "match": "matcher"},
     {"text": "RuntimeError: Given normalized_shape=[768], expected input with shape [*, 768], but got input of size[12]",
      "source": "pengzhiliang/MAE-pytorch#93", "match": "matcher"},
+    {"text": "RuntimeError: Given normalized_shape=[1280], expected input with shape [*, 1280], but got input of size[1, 257, 1664]",
+     "source": "Comfy-Org/ComfyUI#14490", "match": "matcher"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
@@ -106,6 +116,10 @@ def channels_last_around_norm():
         right = norm(wide.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
         assert not torch.allclose(silent, right, atol=1e-3)
         assert torch.allclose(right, _per_pixel_channel_norm(wide, norm), atol=1e-5)
+        if hasattr(nn, "RMSNorm"):  # RMSNorm checks its input the same way; the same permute fixes it
+            rms = nn.RMSNorm(16)
+            _expect_refused(rms, x, "Given normalized_shape=[16], expected input with shape [*")
+            assert rms(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2).shape == x.shape
 
 
 def normalize_whole_sample():
@@ -156,6 +170,14 @@ def guard():
     assert not record.check("validationCode", {"norm": norm, "x": x})
     assert not record.check("validationCode", {"norm": nn.LayerNorm(32), "x": torch.randn(2, 5, 24)})
     assert record.check("validationCode", {"norm": norm, "x": x.permute(0, 2, 3, 1)})
+    assert not record.check("validationCode", {"norm": nn.LayerNorm(16), "x": x})  # a plain LayerNorm still flagged
+
+
+class _LayerNorm2d(nn.LayerNorm):
+    """A LayerNorm for (N, C, H, W) maps, written like timm's LayerNorm2d: channels last inside forward."""
+
+    def forward(self, x):
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
 
 
 def _accepted(norm, x):
@@ -184,3 +206,7 @@ def valid_multi_dim():
 
 def valid_batch_of_one():
     return [_accepted(nn.LayerNorm(32), torch.randn(1, 1, 32)), _accepted(nn.LayerNorm(8), torch.randn(1, 8))]
+
+
+def valid_channels_first_subclass():
+    return _accepted(_LayerNorm2d(16), torch.randn(2, 16, 8, 8))

@@ -15,8 +15,8 @@ key names, not tensors, and that the old positional order (input_ids, token_type
 mask as token types (transformers' order is input_ids, attention_mask, token_type_ids) and changes the outputs. The
 old signature was read in modeling.py of the pytorch-pretrained-bert 0.6.2 wheel (line 709). Results: errkb reproduce transformers-output-all-encoded-layers-removed
 --with transformers==4.30.2 --with transformers==4.46.3 --with transformers==4.57.6 (all verified). The installed
-transformers 5.25.0 is outside NEEDS (skipped): there BertModel.forward takes **kwargs and the keyword no longer
-raises (see the record). The excerpt is the installed torch 2.13.0+cpu file, lines 1782-1789 of
+transformers 5.25.0 is outside NEEDS (skipped): its BertModel.forward, like 5.0.0's, ends in **kwargs (read in the
+wheels' models/bert/modeling_bert.py, lines 638 and 651), so the call binds; no 5.x release was run. The excerpt is the installed torch 2.13.0+cpu file, lines 1782-1789 of
 torch/nn/modules/module.py, the same lines as forward-called-with-wrong-arguments. Written by hand: errkb draft
 cannot run the snippet on a release that raises from this catalog's Python environment (transformers 5.25.0 is
 installed there), and the old side of the change is another package (pytorch_pretrained_bert), not a release of
@@ -150,7 +150,7 @@ def last_hidden_state_and_pooler():
         assert (first, second) == ("last_hidden_state", "pooler_output"), (first, second)
         # return_dict=False gives the tuple back, with the same tensors
         seq_tuple, pooled_tuple = model(input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
-                                        return_dict=False)[:2]
+                                        return_dict=False)  # unpacks as the old code did: exactly two
         assert torch.equal(seq_tuple, sequence_output) and torch.equal(pooled_tuple, pooled_output)
         # the positional order changed too: transformers' second parameter is attention_mask, so the old positional
         # call model(input_ids, token_type_ids, attention_mask) swaps the two and gives other outputs, silently

@@ -10,8 +10,9 @@ the cached step equal those of a full forward pass over the whole sequence, and 
 logits, past = model(...) is shown to yield the output object's key names. Solution 2 lets model.generate() keep the
 cache: its greedy tokens equal a greedy loop over full forward passes. Results: errkb reproduce
 transformers-past-renamed-past-key-values --with transformers==4.30.2 --with transformers==4.40.2
---with transformers==4.47.1 (all verified). The installed transformers 5.25.0 is outside NEEDS (skipped): from 4.48
-GPT2LMHeadModel.forward takes **kwargs, and past= no longer raises there (see the record). The old side of the rename
+--with transformers==4.47.1 (all verified). The installed transformers 5.25.0 is outside NEEDS (skipped): GPT2LMHeadModel.forward
+ends in **kwargs in the 4.48.3 wheel (models/gpt2/modeling_gpt2.py line 1052) and in 5.25.0, so past= binds there;
+no release after 4.47.1 was run (see the record). The old side of the rename
 (transformers 3.x, which took past= with a FutureWarning) cannot be installed on Python 3.11: errkb draft
 --api-change --library transformers --releases 3.5.1,4.0.0,4.25.1,4.30.2,4.47.1 found 4.47.1 failing with this
 TypeError and 3.5.1 not installable (sentencepiece 0.1.91 has no Python 3.11 build), so no release where the
