@@ -14,7 +14,12 @@ process; Config.fromfile reads a config and DictAction overrides it from the com
 file helpers behave. It also asserts that the old imports really fail on the installed release (each submodule
 missing, each top-level name absent), so the mapping cannot go stale silently. The exampleFix runs from its text.
 
-Old side: mmcv 1.x is the `mmcv` distribution on PyPI (1.7.2, a source distribution that builds without compiled
+Old side, checked by hand by the reviewer (not a committed result): in a scratch venv with mmcv 1.7.2 built from
+its sdist (setuptools<80 at build time) beside torch 2.5.1 and torchvision 0.20.1, `from mmcv.runner import
+load_checkpoint, init_dist, get_dist_info, BaseModule, save_checkpoint, master_only`, `from mmcv.parallel import
+MMDataParallel, MMDistributedDataParallel`, every top-level name of PATTERN_NAMES and mmcv.engine / mmcv.device /
+mmcv.fileio / mmcv.model_zoo all import (mmcv.runner.checkpoint imports torchvision, so 1.x needs it installed).
+mmcv 1.x is the `mmcv` distribution on PyPI (1.7.2, a source distribution that builds without compiled
 ops, given setuptools<80 at build time: its setup.py imports pkg_resources), mmcv 2.x without ops is `mmcv-lite`. Both install the same `mmcv` package folder, and a reproduction's NEEDS
 installs every distribution it names beside the pinned one, so one reproduction cannot run both sides: the old side
 is not run here, and the record cites mmcv's own tag v1.7.2 (mmcv/runner/__init__.py exists there) for it.
@@ -106,6 +111,11 @@ def _old_side_is_gone():
     import mmengine.model
 
     assert not hasattr(mmengine.model, "MMDataParallel")  # mmcv.parallel's single-GPU wrapper has no successor
+    # mmcv.runner's fp16 decorators have no successor either; mmengine's mixed precision is AmpOptimWrapper
+    for module in ("mmengine", "mmengine.model", "mmengine.runner", "mmengine.optim", "mmengine.utils", "mmengine.dist"):
+        for name in ("force_fp32", "auto_fp16", "wrap_fp16_model"):
+            assert not hasattr(importlib.import_module(module), name), (module, name)
+    assert hasattr(importlib.import_module("mmengine.optim"), "AmpOptimWrapper")
 
 
 def import_from_mmengine():

@@ -2,7 +2,8 @@
 mmpretrain/__init__.py reads mmcv.__version__, compares it with mmcv_minimum_version (inclusive) and
 mmcv_maximum_version (exclusive) through mmengine's digit_version, and otherwise fails its assert with
 "MMCV==<installed> is used but incompatible. Please install mmcv>=<min>, <<max>." mmdet 3.x has the same check and
-wording (range mmcv>=2.0.0rc4, <2.2.0); it is cited from issues here, not run (see the record). trigger(): `import
+wording (range mmcv>=2.0.0rc4, <2.2.0 in 3.2.0 and 3.3.0, <2.1.0 in 3.0.0 and 3.1.0, read by the reviewer in
+those PyPI wheels' mmdet/__init__.py); it is cited from issues here, not run (see the record). trigger(): `import
 mmpretrain` beside an mmcv outside its range: mmpretrain 1.1.0 / 1.1.1 with mmcv-lite 2.2.0, mmpretrain 1.0.2 with
 mmcv-lite 2.1.0 (mmcv-lite is mmcv without compiled ops; its mmcv.__version__ is what the check reads). Neither solution
 can install a package inside a stage: on the failing pair each stage reads the installed mmpretrain's declared range from
@@ -40,6 +41,8 @@ WORDINGS = [
      "source": "Yzichen/FlashOCC#86", "match": "matcher"},
     {"text": "AssertionError: MMCV==1.7.2 is used but incompatible. Please install mmcv>=2.0.0rc4.",
      "source": "xzz777/SCTNet#11", "match": "matcher"},
+    {"text": "MMCV==1.7.1 is used but incompatible. Please install mmcv>=2.0.0rc4, <2.1.0.",
+     "source": "YiqunChen1999/date#1", "match": "matcher"},
 ]
 PROVENANCE = {"checked": "upstream-copy", "repo": "open-mmlab/mmpretrain",
               "commit": "e95d9acb8919c59f7f1fab24a7701bdc23d25337", "path": "mmpretrain/__init__.py",
