@@ -35,7 +35,12 @@ WORDINGS = [
      "source": "yonghanzhang94/A-Single-View-3D-Object-Point-Cloud-Reconstruction#1", "match": "matcher"},
     {"text": "AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute 'next'",
      "source": "deepspeedai/DeepSpeedExamples#222", "match": "matcher"},
+    {"text": "AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute 'next'",
+     "source": "pytorch/pytorch#80181", "match": "matcher"},
     {"text": "'DataLoader' object has no attribute 'next'", "source": "patrickloeber/pytorchTutorial#22", "match": "matcher"},
+    {"text": "TypeError: 'DataLoader' object is not an iterator", "source": "pytorch/tutorials#2963", "match": "none",
+     "why": "the neighbouring error of next(loader) on the DataLoader itself, a TypeError from Python's next(); the "
+            "record warns about it and does not match it"},
 ]
 PROVENANCE = {"checked": "installed", "dist": "torch", "version": "2.13.0"}
 

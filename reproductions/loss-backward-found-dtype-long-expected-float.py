@@ -89,6 +89,19 @@ def cast_targets_at_the_loss():
     loss = nn.HuberLoss()(model(features), counts)
     assert loss.dtype == torch.float32
     _backward_raises(loss.float(), "Found dtype Long but expected Float")
+    # Nor does loss.type(torch.FloatTensor) (keonlee9420/PortaSpeech#28's reported fix): on a float32 CPU loss it
+    # returns the same tensor.
+    assert loss.type(torch.FloatTensor) is loss
+    _backward_raises(loss.type(torch.FloatTensor), "Found dtype Long but expected Float")
+    # The message names the odd operand first and the prediction's dtype second: a float64 model given float32
+    # targets reads "Found dtype Float but expected Double"; the same cast, to the prediction's dtype, fixes it.
+    model64 = nn.Linear(4, 1).double()
+    pred64 = model64(features.double())
+    _backward_raises(nn.HuberLoss()(pred64, counts.float()), "Found dtype Float but expected Double")
+    model64.zero_grad()
+    pred64 = model64(features.double())
+    nn.HuberLoss()(pred64, counts.float().to(pred64.dtype)).backward()
+    assert model64.weight.grad is not None and model64.weight.grad.dtype == torch.float64
     # binary_cross_entropy with int64 labels: the same message, in the forward pass; float labels fix it.
     probs = torch.sigmoid(model(features)).squeeze(1)
     labels = (counts.squeeze(1) > 2).long()

@@ -41,6 +41,10 @@ WORDINGS = [
      "source": "pranay414/Fashion-MNIST-Pytorch#1", "match": "matcher"},
     {"text": "output with shape [1, 256, 192] doesn't match the broadcast shape [3, 256, 192]",
      "source": "GrayXu/Virtual-Try-On-Flask#6", "match": "pattern"},
+    {"text": "RuntimeError: output with shape [1, 8190, 5120] doesn't match the broadcast shape [2, 8190, 5120]",
+     "source": "kijai/ComfyUI-WanVideoWrapper#174", "match": "pattern"},
+    {"text": "RuntimeError: output with shape [256] doesn't match the broadcast shape [18, 72, 1, 256]",
+     "source": "HRNet/HRNet-Semantic-Segmentation#252", "match": "pattern"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 

@@ -30,6 +30,9 @@ WORDINGS = [
      "match": "matcher"},
     {"text": "ImportError: \"cannot import name 'Cache' from 'transformers'\"", "source": "GaParmar/img2img-turbo#119",
      "match": "matcher"},
+    {"text": "ImportError: cannot import name 'HybridCache' from 'transformers'", "source": "huggingface/peft#3333",
+     "match": "none", "why": "the reverse mismatch (transformers 5 dropped HybridCache, a peft too old for it imports it): "
+                             "upgrading transformers cannot fix it; the prose says so and the pattern leaves it out"},
 ]
 PROVENANCE = {"checked": "upstream-copy", "repo": "huggingface/peft", "commit": "3c7b6e7f0252cb18386d86b056a9b100a8160792",
               "path": "src/peft/peft_model.py", "line": 37, "offset": 0}
@@ -95,6 +98,9 @@ def upgrade_transformers():
 
     wanted, missing = _missing_names()
     assert missing, (wanted, "all present")
+    # the record's case: transformers lacks a class it added later and still exports (5.25.0 has all three); a name
+    # newer transformers dropped (HybridCache) is the reverse mismatch, where upgrading transformers cannot help
+    assert missing[0] in ("Cache", "DynamicCache", "EncoderDecoderCache"), missing
     exc = _import_error()
     assert f"cannot import name '{missing[0]}' from 'transformers'" in str(exc), (exc, missing)
     return (f"transformers {version('transformers')} lacks {missing} of peft {version('peft')}'s {wanted}: "
@@ -107,7 +113,7 @@ def pin_older_peft():
     from importlib.metadata import version
 
     wanted, missing = _missing_names()
-    assert missing
+    assert missing and missing[0] in ("Cache", "DynamicCache", "EncoderDecoderCache"), missing
     exc = _import_error()
     assert missing[0] in str(exc), exc
     return (f"peft {version('peft')} needs {missing} that transformers {version('transformers')} lacks: "
