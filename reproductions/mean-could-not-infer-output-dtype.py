@@ -5,7 +5,9 @@ output dtype. Input dtype must be either a floating point or complex dtype. Got:
 it as RuntimeError, 2.15.0 as NotImplementedError (a subclass of RuntimeError); the trigger's result records the class.
 Demonstrations, on the trigger's model and batches: casting to a floating dtype first (.float().mean(), or
 mean(dtype=torch.float32)) gives the average the Python arithmetic gives, and a boolean tensor (a per-sample
-correctness mask) fails the same way ("Got: Bool") and is fixed the same way (solution 1); computing an accuracy as
+correctness mask) fails the same way ("Got: Bool") and is fixed the same way, an integer dtype= is refused (the
+message naming the Optional dtype), and float32 averages integers above 2**24 inexactly where float64 does not
+(solution 1); computing an accuracy as
 total correct over total samples gives the accuracy over all samples, while the mean of per-batch accuracies differs
 when the last batch is smaller (solution 2). The exampleFix runs from the record's text on the trigger's counts.
 
@@ -80,6 +82,17 @@ def cast_to_float_first():
     mask = torch.cat(correct)  # bool: one entry per sample
     cls = _refused(mask, "Got: Bool")
     assert abs(mask.float().mean().item() - sum(mask.tolist()) / len(mask)) < 1e-6
+    # the dtype= argument must name a floating dtype: an integer one is refused, the message naming it "Optional"
+    try:
+        batch_correct.mean(dtype=torch.int64)
+    except RuntimeError as exc:
+        assert "Optional dtype must be either a floating point or complex dtype. Got: Long" in str(exc), str(exc)
+    else:
+        raise AssertionError("mean(dtype=torch.int64) accepted an integer output dtype")
+    # float32 holds integers exactly only up to 2**24: larger counts need float64
+    big = torch.full((4,), 2**24 + 1, dtype=torch.int64)
+    assert big.float().mean().item() != 2**24 + 1
+    assert big.double().mean().item() == 2**24 + 1
     return f"torch {torch.__version__}: {cls} for a bool mask"
 
 

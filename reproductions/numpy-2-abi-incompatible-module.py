@@ -30,6 +30,10 @@ WORDINGS = [
      'why': 'a banner NumPy prints to stderr, not the exception; pastes that hold it hold the exception line too'},
     {'text': 'numpy._core.multiarray failed to import', 'source': 'lazydog28/mc_auto_boss#87', 'match': 'none',
      'why': 'the wording of modules built with NumPy 2 headers meeting NumPy 1.x: the fix runs the other way'},
+    {'text': 'module compiled against API version 0xa but this version of numpy is 0x9', 'source': 'pytorch/pytorch#413',
+     'match': 'none',
+     'why': 'NumPy 1.x built newer than installed: upgrade numpy; the ImportError line printed under it is matched, '
+            'the prose says so'},
 ]
 PROVENANCE = {'checked': 'upstream-copy', 'repo': 'matplotlib/matplotlib',
               'commit': '609e6498a9885f8a74559af1079a62ce5bb8396a', 'path': 'lib/matplotlib/transforms.py',
