@@ -10,7 +10,9 @@ the stack: the raise site is the package that lacks the name, pytorch_lightning/
 The trigger is that import, run for real against the installed pytorch-lightning. Solution 1 is the rename: the
 stage shows LearningRateLogger is absent from the callbacks package, then trains a tiny LightningModule for four
 steps with LearningRateMonitor(logging_interval="step") and a CSVLogger, and reads the learning rates the callback
-logged back from metrics.csv (0.1, then 0.05 after a StepLR halves it). The exampleFix runs from its text.
+logged back from metrics.csv (0.1, then 0.05 after a StepLR halves it). The exampleFix runs from its text: its
+LearningRateMonitor() keeps the old call's (empty) arguments, and with logging_interval=None it logs the same four
+values at the step-interval scheduler's steps.
 
 New side only: releases before 1.0.0 (2020) predate torch 2 and Python 3.11 (the catalog's other lightning records
 found 1.3.8 and older not installable here), so no old-side result is claimed; the old side is cited from tag 0.10.0.
@@ -21,7 +23,11 @@ Excerpt: src/pytorch_lightning/callbacks/__init__.py at tag 1.9.5 (a020506a81a6)
 Lightning-AI/pytorch-lightning), byte-identical (cmp) to the pytorch_lightning/callbacks/__init__.py that
 pytorch-lightning 1.9.5 installs. From 2.0 the package is built from src/lightning/pytorch with its imports renamed,
 so later releases have no file at that path upstream; the harness matches the installed module by its
-package-relative path, pytorch_lightning/callbacks/__init__.py.
+package-relative path, pytorch_lightning/callbacks/__init__.py (a suffix of filePath). What 2.0.8 and 2.6.6 install
+there is src/lightning/pytorch/callbacks/__init__.py at tags 2.0.8 (8345689f1cd3) and 2.6.5 (be98784a1a03; the
+mirror has no 2.6.6 tag) with lightning.pytorch -> pytorch_lightning and lightning.fabric -> lightning_fabric
+(diff: identical); line 23 imports LearningRateMonitor there too, and the record's prose says the other lines differ.
+The callbacks package exports LearningRateLogger from tag 0.7.6 (not at 0.7.0 to 0.7.5) to 0.10.0.
 """
 NEEDS = {"packages": {"pytorch-lightning": ">=1.0", "torch": "==2.13.0+cpu"}, "cuda_devices": 0, "timeout_s": 150}
 SOLUTIONS = {1: "learning_rate_monitor"}
@@ -129,4 +135,5 @@ def example_fix():
     from pytorch_lightning.callbacks import LearningRateMonitor
 
     assert isinstance(names["lr_monitor"], LearningRateMonitor)
+    assert names["lr_monitor"].logging_interval is None  # the default: each scheduler's own interval
     assert _fit_and_read_lrs(names["lr_monitor"]) == [0.1, 0.1, 0.05, 0.05]
