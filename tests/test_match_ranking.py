@@ -115,9 +115,11 @@ def test_which_messages_are_generic():
     generic = {slug for slug, r in records.items() if situation_terms(slug, r["tags"], r["errorMessage"]) is not None}
     # the torch.load records' messages name no topic of theirs: pastes must show torch.load/serialization frames;
     # torch-too-old-for-code's message names none of its tags either (its attribute-error tag is the class name);
-    # "'GCNConv' object has no attribute 'weight'" could be any project's own layer: a paste must show PyG
+    # "'GCNConv' object has no attribute 'weight'" could be any project's own layer: a paste must show PyG;
+    # "numpy.core.multiarray failed to import" is also numpy too old for a NumPy 1.x build: a paste must show NumPy 2
     assert generic == {"crf-forward-size-mismatch", "torch-load-file-is-not-a-checkpoint",
-                       "torch-load-pickled-class-not-importable", "torch-too-old-for-code", "pyg-gcnconv-weight-moved-to-lin"}
+                       "torch-load-pickled-class-not-importable", "torch-too-old-for-code", "pyg-gcnconv-weight-moved-to-lin",
+                       "numpy-2-abi-incompatible-module"}
 
 
 @pytest.mark.parametrize("paste", [
