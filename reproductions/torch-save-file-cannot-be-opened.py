@@ -31,7 +31,9 @@ TORCH_CHECK(file_stream_, "File ", file_name, " cannot be opened.") (no parent-d
 gets that wording; pytorch/pytorch#75177 shows it for C++ torch::save in April 2022, pytorch/pytorch#48415 for
 torch.jit.save on a December 2020 source build);
 shmuller/pytorch@337e5ea29487f09592b28bd32f20501ad73e3470 opens the file, then checks the parent directory, then
-file_stream_ (the order torch 2.5.1's results fit).
+file_stream_ (the order torch 2.5.1's results fit: with TORCH_SHOW_CPP_STACKTRACES=1, 2.5.1 reports the parent check
+at inline_container.cc:654 and the stream check, for a path naming a folder, at 656). The parent-directory check was
+proposed in pytorch/pytorch#75681 (April 2022, fixing #75177); not compared with that pull request's diff.
 """
 NEEDS = {"packages": {"torch": ">=2.0"}, "cuda_devices": 0, "timeout_s": 90}
 SOLUTIONS = {1: "create_parent_first", 2: "path_from_known_base", 3: "file_path_not_folder"}
@@ -67,6 +69,8 @@ WORDINGS = [
     {"text": "RuntimeError: File non/existent/path/model.pth cannot be opened.", "source": "pytorch/pytorch#48415",
      "match": "matcher"},
     {"text": "File ./aaa/bbb.pt cannot be opened.", "source": "pytorch/pytorch#75177", "match": "pattern"},
+    {"text": "RuntimeError: File D:/kohya_ss/outputs cannot be opened.", "source": "bmaltais/kohya_ss#2211",
+     "match": "matcher"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
