@@ -41,6 +41,12 @@ WORDINGS = [
      "match": "matcher"},
     {"text": "Assertion `input >= 0. && input <= 1.` failed.", "source": "pytorch/pytorch#2209", "match": "none",
      "why": "a CUDA device-side assertion of old releases, worded without the message's words; the prose says it is not matched"},
+    {"text": "Assertion `input_val >= zero && input_val <= one` failed.", "source": "WENGSYX/CMIVQA_Baseline#16",
+     "match": "none",
+     "why": "the CUDA kernel's device-side assertion (current sources too), worded without the message's words; the prose says it is not matched and that the device-side assert has its own record"},
+    {"text": "Assertion `input_val >= zero && input_val <= one` failed.", "source": "Blealtan/efficient-kan#41",
+     "match": "none",
+     "why": "the same CUDA device-side assertion, from an issue title; not matched, as the prose says"},
 ]
 PROVENANCE = {"checked": "native-build", "dist": "torch", "version": "2.13.0", "excerpt": "unverified"}
 
