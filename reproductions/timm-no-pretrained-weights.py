@@ -9,12 +9,15 @@ solution 2 creates the model with pretrained=False and loads the user's own chec
 solution 3 keeps pretrained=True and points the pretrained config at the local file (pretrained_cfg_overlay), so timm
 loads it and replaces the classifier for the 10 classes. The record's exampleFix and validationCode run from its text;
 the guard passes names with weights (tagged, untagged, with the Hub organisation prefix) and any name with
-pretrained=False.
+pretrained=False; its stage also shows its limit (a solution 3 call, pretrained=True with pretrained_cfg_overlay,
+builds, and the guard flags its name).
 Environments: torchvision and timm need a CUDA build of torch (the PyPI torchvision wheels link libtorch_cuda), so the
 matrix runs timm releases beside torch 2.15.0 and torchvision 0.29.2; the installed CPU build (torch 2.13.0+cpu)
-has no timm nor torchvision and skips the record. timm 0.9.0 is the first release that raises here: up to 0.8 the
-same case only logged a warning and returned random weights (timm/models/helpers.py at tag v0.6.13, line 257; the
-proposal to raise, huggingface/pytorch-image-models#1210, quotes that warning).
+has no timm nor torchvision and skips the record. timm 0.9.0 is the first release that raises here (the raise is
+_builder.py line 189 at tag v0.9.0 of the snapshot, and #1806's traceback on 0.9.1 shows the same line): before 0.9
+the same case only logged a warning and returned random weights (timm/models/helpers.py at tag v0.6.13, line 257;
+_builder.py at v0.8.13dev0, line 178; the proposal to raise, huggingface/pytorch-image-models#1210, quotes that
+warning).
 
 The raise site: timm/models/_builder.py line 208 of timm 1.0.11 (the cached environment's file is byte-identical,
 cmp, to the file at tag v1.0.11 = 8cb25489621de5dad5200e7f70402236a699058b of the huggingface/pytorch-image-models
@@ -158,6 +161,11 @@ def guard():
     assert not record.check("validationCode", {"model_name": "resnet18.untrained", "pretrained": True})
     assert record.check("validationCode", {"model_name": "seresnet18", "pretrained": False})
     assert record.check("validationCode", {"model_name": "legacy_seresnet18.in1k", "pretrained": True})
+    # Its limit: pretrained=True with the user's weights named through pretrained_cfg_overlay (solution 3) builds,
+    # but the guard, which sees only the name and the flag, flags it (the record says to skip the check there).
+    _, path = _save_checkpoint(num_classes=1000)
+    timm.create_model("seresnet18", pretrained=True, num_classes=10, pretrained_cfg_overlay=dict(file=path))
+    assert not record.check("validationCode", {"model_name": "seresnet18", "pretrained": True})
 
 
 def _has_weights(model_name):
