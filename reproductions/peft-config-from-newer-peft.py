@@ -14,7 +14,7 @@ defining module), and PeftModel.from_pretrained on a fresh base model. Where the
 trigger asserts the loaded adapter reproduces the saved model's output. Demonstrations: (1) upgrade peft: it cannot
 install inside a stage; the stage asserts the cause (the running peft is older than 0.14.0, the file holds keys its
 LoraConfig lacks, and the TypeError names the first of them) and returns a variant string; the upgraded side is the
-committed peft==0.14.0 result and the installed peft 0.22.0 result, where trigger() loads the adapter and reproduces
+committed peft==0.14.0 and peft==0.22.0 results (both with transformers 4.57.6), where trigger() loads the adapter and reproduces
 the output (verdict not-reproduced: the snippet works); (2) drop the unknown keys after checking that each is off
 (null, false or empty), bookkeeping (peft_version), or a setting of a feature that is off (qalora_group_size with
 use_qalora false): the adapter loads and reproduces the saved output; then the unsafe case, the same config with
@@ -26,9 +26,11 @@ those wheels' too, with the same return statement at lines 119 and 118. Releases
 after reading config.py in the 0.10.0, 0.11.1, 0.12.0, 0.13.2, 0.14.0 and 0.15.2 wheels): errkb reproduce
 peft-config-from-newer-peft --with peft==0.10.0,transformers==4.57.6 --with peft==0.12.0,transformers==4.57.6
 --with peft==0.13.2,transformers==4.57.6 (verified) --with peft==0.14.0,transformers==4.57.6 (not-reproduced: it
-loads with the warning) and the installed peft 0.22.0 (not-reproduced).
+loads with the warning) and --with peft==0.22.0,transformers==4.57.6 (not-reproduced: it loads). NEEDS keeps
+transformers below 5: the peft releases that raise this (before 0.14) predate transformers 5, so the installed
+transformers 5.x is skipped rather than run as the fixed side.
 """
-NEEDS = {"packages": {"torch": "==2.13.0+cpu", "peft": "", "transformers": ""}, "cuda_devices": 0, "timeout_s": 120}
+NEEDS = {"packages": {"torch": "==2.13.0+cpu", "peft": "", "transformers": "<5"}, "cuda_devices": 0, "timeout_s": 120}
 SOLUTIONS = {1: "upgrade_peft", 2: "drop_unknown_keys_if_off"}
 CODE = {}
 WORDINGS = [

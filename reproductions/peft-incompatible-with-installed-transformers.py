@@ -17,9 +17,10 @@ huggingface/peft snapshot (3c7b6e7f0252cb18386d86b056a9b100a8160792), byte-ident
 errkb reproduce peft-incompatible-with-installed-transformers --with peft==0.14.0,transformers==4.40.2
 --with peft==0.15.2,transformers==4.40.2 --with peft==0.17.1,transformers==4.40.2 (verified)
 --with peft==0.15.2,transformers==4.57.6 --with peft==0.13.2,transformers==4.40.2 (not-reproduced: the fixes),
-and the installed peft 0.22.0 + transformers 5.25.0 (not-reproduced).
+NEEDS keeps transformers below 5: with transformers 5 the mismatch is the opposite one (a peft older than
+transformers, HybridCache), which this record does not cover, so the installed transformers 5.x is skipped.
 """
-NEEDS = {"packages": {"torch": "==2.13.0+cpu", "peft": "", "transformers": ""}, "cuda_devices": 0, "timeout_s": 120}
+NEEDS = {"packages": {"torch": "==2.13.0+cpu", "peft": "", "transformers": "<5"}, "cuda_devices": 0, "timeout_s": 120}
 SOLUTIONS = {1: "upgrade_transformers", 2: "pin_older_peft"}
 CODE = {}
 WORDINGS = [
