@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..reproduce import isolate
-from ..reproduce.compare import CPP_RAISE
+from ..reproduce.compare import CPP_RAISE, lookup_owner
 from .snippet import imported_modules, trigger_body
 
 LOCATE = Path(__file__).with_name("locate.py")
@@ -102,11 +102,10 @@ def capture(snippet_text: str, name: str, timeout_s: float, python: str | None =
         raise DraftError(f"{name} needs a CUDA GPU, and this machine has none ({exception['class']}: {message.splitlines()[0][:200]}); "
                          "draft it on a machine with the GPU, or pass --allow-no-gpu if the missing GPU is the error to document")
     frames = [frame for frame in exception["frames"] if not _harness_file(frame[0])]
-    missing = exception.get("missing") or {}
-    owner = missing.get("owner_file") if exception.get("raised_how") == "call" else None
+    owner, missing_name = lookup_owner(exception) or (None, None)
     facts = locate([frame[0] for frame in frames] + ([owner] if owner else []),
                    sorted(imported_modules(snippet_text)), python)
-    site = _site(frames, facts, native) or _missing_name_site(owner, missing.get("name"), facts)
+    site = _site(frames, facts, native) or _missing_name_site(owner, missing_name, facts)
     if site is None:
         where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "its first line"
         raise DraftError(f"{name} raised {exception['class']}: {message.splitlines()[0][:200] if message else ''} from your "

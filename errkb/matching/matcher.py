@@ -144,6 +144,7 @@ class Matcher:
         self._df: dict[str, int] = {}
         self._tags = tags  # slug -> tags; None: read from the catalog database's record_tags
         self._situations: dict[str, frozenset[str] | None] = {}
+        self._owners: dict[str, str | None] = {}  # slug -> the class its message names a method of
         self._wordings = sqlite3.connect(":memory:", check_same_thread=False)
         self._wordings.execute("CREATE VIRTUAL TABLE wordings USING fts5(slug UNINDEXED, message, tokenize='porter unicode61')")
         self._wording_count = 0
@@ -361,6 +362,11 @@ class Matcher:
             self._situations[slug] = situation_terms(slug, self._record_tags(slug), message)
         return self._situations[slug]
 
+    def _owner(self, slug: str, message: str) -> str | None:
+        if slug not in self._owners:
+            self._owners[slug] = called_owner(message)
+        return self._owners[slug]
+
     def _record_tags(self, slug: str) -> list[str]:
         if self._tags is not None:
             return self._tags.get(slug, [])
@@ -401,7 +407,7 @@ class Matcher:
             values = [found.group(2) for found in QUOTED_VALUE.finditer(message)]  # the record's quoted values
             wordings = [(own, False)] + [(_observed_terms(other, wording), True) for other in observed.get(pid, [])]
             topics = self._situation(slug, message)
-            owner = called_owner(message)
+            owner = self._owner(slug, message)
             if (topics is not None or owner) and not context:
                 context.append(compact(pasted.text))
             situation = None if topics is None else any(topic in context[0] for topic in topics)

@@ -66,7 +66,7 @@ def analyse(pattern: str) -> tuple[list[set[str]] | None, set[str] | None, str |
     parsed = _parse(pattern)
     if parsed is None:
         return None, None, None
-    return word_choices(pattern), _literals_of(parsed), _opening_of(parsed)
+    return _choices_of(parsed), _literals_of(parsed), _opening_of(parsed)
 
 
 def opening_clause(pattern: str) -> str | None:
@@ -184,8 +184,10 @@ def word_choices(pattern: str) -> list[set[str]] | None:
     anchor. Alternatives inside a repeat are not spelled out; past MAX_CHOICES, one set: the shared words.
     None when the pattern cannot be read here."""
     parsed = _parse(pattern)
-    if parsed is None:
-        return None
+    return None if parsed is None else _choices_of(parsed)
+
+
+def _choices_of(parsed) -> list[set[str]] | None:
     try:
         sequences = _expand(parsed, [[]])
     except _Unreadable:
@@ -210,8 +212,11 @@ def _expand(parsed, prefixes: list[list]) -> list[list] | None:
         elif op is sre_constants.BRANCH:
             grown = []
             for branch in av[1]:
-                grown += _expand(branch, [list(prefix) for prefix in prefixes]) or [None]
-            if None in grown or len(grown) > MAX_CHOICES:
+                expanded = _expand(branch, [list(prefix) for prefix in prefixes])
+                if expanded is None:
+                    return None
+                grown += expanded
+            if len(grown) > MAX_CHOICES:
                 return None
             prefixes = grown
         else:

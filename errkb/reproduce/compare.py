@@ -148,16 +148,22 @@ def _locate(seen: Observed, cpp_location: re.Pattern, frames: list, record: Reco
         seen.outside = f"{filename}:{line}"
 
 
-def _locate_missing_name(seen: Observed, exc: dict, library: Library) -> None:
-    """A name Python could not find in the caller's own code (`from mmcv.runner import ...` after mmcv 2 dropped
-    mmcv.runner; `iter(loader).next()`): no frame of the library raised it, so the raise site is the library's
-    module that lacks the name. Only when Python's lookup raised it (an import or attribute access), never a
-    `raise` statement: a stage cannot make its own ImportError count."""
+def lookup_owner(exc: dict) -> tuple[str, str | None] | None:
+    """(file of the module that lacks the name, the dotted name) for a name Python could not find in the caller's own
+    code (`from mmcv.runner import ...` after mmcv 2 dropped mmcv.runner; `iter(loader).next()`). Only when Python's
+    lookup raised it (an import or attribute access), never a `raise` statement: a stage cannot make its own
+    ImportError count. None otherwise."""
     missing = exc.get("missing") or {}
     owner = missing.get("owner_file")
-    if owner and library.contains(owner) and exc.get("raised_how") == "call":
-        seen.site_file = library.relative(owner)
-        seen.site_func = f"lacks {missing.get('name')}"
+    return (owner, missing.get("name")) if owner and exc.get("raised_how") == "call" else None
+
+
+def _locate_missing_name(seen: Observed, exc: dict, library: Library) -> None:
+    """No frame of the library raised a name lookup's error: the raise site is the library's module that lacks it."""
+    found = lookup_owner(exc)
+    if found and library.contains(found[0]):
+        seen.site_file = library.relative(found[0])
+        seen.site_func = f"lacks {found[1]}"
 
 
 def _problems(seen: Observed, record: Record, library: Library) -> list[str]:
